@@ -1,0 +1,453 @@
+
+/*
+ * The command board: one shared zone holds the last command and the
+ * desired profiling state; every worker of the current generation polls it
+ * with a timer, applies what changed and writes its own slot.  The shm
+ * mutex guards copies in and out only: never mallctl, file I/O or dumps.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
+
+
+static void ngx_http_malloc_coord_timer(ngx_event_t *ev);
+static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
+
+
+/* per process, as nginx keeps ngx_worker: this worker's view of the board */
+static ngx_uint_t            ngx_http_malloc_applied;
+static ngx_uint_t            ngx_http_malloc_generation;
+static ngx_event_t           ngx_http_malloc_poll_ev;
+static ngx_connection_t      ngx_http_malloc_poll_conn;
+
+
+ngx_int_t
+ngx_http_malloc_coord_init_zone(ngx_shm_zone_t *shm_zone, void *data)
+{
+    ngx_http_malloc_shm_t  *oshm = data;
+
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = shm_zone->data;
+
+    if (oshm != NULL) {
+        /* a reload: keep the board, and with it the desired state */
+        shm->sh = oshm->sh;
+        shm->shpool = oshm->shpool;
+        return NGX_OK;
+    }
+
+    shm->shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
+
+    if (shm_zone->shm.exists) {
+        shm->sh = shm->shpool->data;
+        return NGX_OK;
+    }
+
+    shm->sh = ngx_slab_calloc(shm->shpool, sizeof(ngx_http_malloc_shctx_t));
+    if (shm->sh == NULL) {
+        return NGX_ERROR;
+    }
+
+    shm->shpool->data = shm->sh;
+    shm->shpool->log_nomem = 0;
+
+    return NGX_OK;
+}
+
+
+/* runs in the master for every new cycle, before its workers start */
+
+ngx_int_t
+ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_uint_t              workers;
+    ngx_core_conf_t        *ccf;
+    ngx_http_malloc_shm_t  *shm;
+
+    ccf = (ngx_core_conf_t *) ngx_get_conf(cycle->conf_ctx, ngx_core_module);
+
+    workers = ccf->master ? (ngx_uint_t) ccf->worker_processes : 1;
+
+    if (workers > NGX_MAX_PROCESSES) {
+        workers = NGX_MAX_PROCESSES;
+    }
+
+    shm = mmcf->shm_zone->data;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    shm->sh->generation++;
+    shm->sh->workers = workers;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return NGX_OK;
+}
+
+
+/*
+ * A new worker, whether from a reload or respawned after a crash, comes up
+ * in the desired state, so profiling survives both.  It has no result for
+ * a dump it did not take part in: result_seq says so.
+ */
+
+ngx_int_t
+ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    int                               active;
+    ngx_uint_t                        seq, desired;
+    ngx_http_malloc_shm_t            *shm;
+    ngx_http_malloc_slot_t           *slot;
+    const ngx_http_malloc_je_info_t  *info;
+
+    shm = mmcf->shm_zone->data;
+
+    if (ngx_worker >= NGX_MAX_PROCESSES) {
+        return NGX_OK;
+    }
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    ngx_http_malloc_generation = shm->sh->generation;
+    seq = shm->sh->seq;
+    desired = shm->sh->prof_active;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    info = ngx_http_malloc_je_probe();
+    active = 0;
+
+    if (info->state == NGX_HTTP_MALLOC_JE_OK) {
+
+        if (desired) {
+            if (ngx_http_malloc_je_set_active(1) != 0) {
+                ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
+                              "mallctl(\"prof.active\") failed");
+            }
+        }
+
+        (void) ngx_http_malloc_je_get_active(&active);
+    }
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    slot = &shm->sh->slots[ngx_worker];
+    slot->pid = ngx_pid;
+    slot->generation = ngx_http_malloc_generation;
+    slot->applied = seq;
+    slot->result_seq = 0;
+    slot->prof_active = active;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_http_malloc_applied = seq;
+
+    if (info->state != NGX_HTTP_MALLOC_JE_OK) {
+        /* nothing to apply: the endpoints say why */
+        return NGX_OK;
+    }
+
+    if (desired) {
+        ngx_log_error(NGX_LOG_INFO, cycle->log, 0,
+                      "heap profiling resumed in new worker");
+    }
+
+    ngx_http_malloc_poll_conn.fd = (ngx_socket_t) -1;
+
+    ngx_http_malloc_poll_ev.handler = ngx_http_malloc_coord_timer;
+    ngx_http_malloc_poll_ev.data = &ngx_http_malloc_poll_conn;
+    ngx_http_malloc_poll_ev.log = cycle->log;
+    ngx_http_malloc_poll_ev.cancelable = 1;
+
+    ngx_add_timer(&ngx_http_malloc_poll_ev, NGX_HTTP_MALLOC_POLL);
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_malloc_coord_timer(ngx_event_t *ev)
+{
+    int                           active;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_slot_t       *slot;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_exiting || ngx_quit || ngx_terminate) {
+        return;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+    shm = mmcf->shm_zone->data;
+
+    if (shm->sh->generation != ngx_http_malloc_generation) {
+        /* an older generation: the new workers answer from now on */
+        return;
+    }
+
+    if (shm->sh->seq != ngx_http_malloc_applied) {
+        ngx_http_malloc_coord_apply(mmcf, ev->log);
+
+    } else if (ngx_http_malloc_je_get_active(&active) == 0) {
+        /* single writer: a plain store keeps GET in step with mallctl */
+        slot = &shm->sh->slots[ngx_worker];
+        slot->prof_active = active;
+    }
+
+    ngx_add_timer(ev, NGX_HTTP_MALLOC_POLL);
+}
+
+
+static void
+ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    int                      active, err;
+    off_t                    bytes;
+    ngx_int_t                rc;
+    ngx_uint_t               seq, cmd, desired, busy;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+    u_char                   tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+    char                     name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    shm = mmcf->shm_zone->data;
+    name[0] = '\0';
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    seq = shm->sh->seq;
+    cmd = shm->sh->cmd;
+    desired = shm->sh->prof_active;
+    busy = shm->sh->busy;
+    ngx_memcpy(tmpl, shm->sh->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    rc = NGX_HTTP_MALLOC_DUMP_OK;
+    err = 0;
+    bytes = 0;
+    active = 0;
+
+    (void) ngx_http_malloc_je_get_active(&active);
+
+    if ((ngx_uint_t) active != desired) {
+        err = ngx_http_malloc_je_set_active(desired);
+
+        if (err != 0) {
+            ngx_log_error(NGX_LOG_ERR, log, err,
+                          "mallctl(\"prof.active\") failed");
+            rc = NGX_HTTP_MALLOC_DUMP_MALLCTL;
+
+        } else {
+            ngx_log_error(NGX_LOG_INFO, log, 0, "heap profiling turned %s",
+                          desired ? "on" : "off");
+        }
+    }
+
+    if (cmd == NGX_HTTP_MALLOC_CMD_DUMP && !busy) {
+        /* a stopped worker woke up after the request gave up on it */
+        rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
+
+    } else if (cmd == NGX_HTTP_MALLOC_CMD_DUMP
+               && rc == NGX_HTTP_MALLOC_DUMP_OK)
+    {
+
+        tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+        if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
+                                        sizeof(name))
+            < 0)
+        {
+            rc = NGX_HTTP_MALLOC_DUMP_CREATE;
+            err = NGX_ENAMETOOLONG;
+
+        } else {
+            rc = ngx_http_malloc_dump_write((char *) mmcf->dump_dir->name.data,
+                                            name, seq, &bytes, &err);
+        }
+
+        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+            ngx_log_error(NGX_LOG_ERR, log, err,
+                          "heap dump to \"%V/%s\" failed: %s",
+                          &mmcf->dump_dir->name, name,
+                          ngx_http_malloc_dump_strerror(rc));
+
+        } else {
+            ngx_log_error(NGX_LOG_INFO, log, 0,
+                          "heap dump written to \"%V/%s\", %O bytes",
+                          &mmcf->dump_dir->name, name, bytes);
+        }
+    }
+
+    (void) ngx_http_malloc_je_get_active(&active);
+
+    if (ngx_http_malloc_generation == shm->sh->generation
+        && ngx_worker < NGX_MAX_PROCESSES)
+    {
+        ngx_shmtx_lock(&shm->shpool->mutex);
+
+        slot = &shm->sh->slots[ngx_worker];
+        slot->pid = ngx_pid;
+        slot->applied = seq;
+        slot->result_seq = seq;
+        slot->rc = rc;
+        slot->err = err;
+        slot->bytes = bytes;
+        slot->prof_active = active;
+
+        ngx_shmtx_unlock(&shm->shpool->mutex);
+    }
+
+    ngx_http_malloc_applied = seq;
+}
+
+
+/*
+ * Posts a command and applies it in this worker at once.  NGX_BUSY when
+ * another command is still being answered: writes never interleave.
+ */
+
+ngx_int_t
+ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout,
+    ngx_log_t *log)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (shm->sh->busy
+        && (ngx_msec_int_t) (shm->sh->busy_until - ngx_current_msec) > 0)
+    {
+        ngx_shmtx_unlock(&shm->shpool->mutex);
+        return NGX_BUSY;
+    }
+
+    ctx->seq = shm->sh->seq + 1;
+    shm->sh->cmd = ctx->cmd;
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        shm->sh->prof_active = prof_active;
+    }
+
+    ngx_memcpy(shm->sh->tmpl, ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
+
+    shm->sh->busy = 1;
+    shm->sh->busy_until = ngx_current_msec + timeout + 1000;
+
+    ngx_memory_barrier();
+    shm->sh->seq = ctx->seq;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ctx->deadline = ngx_current_msec + timeout;
+
+    ngx_http_malloc_coord_apply(mmcf, log);
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_malloc_coord_release(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (shm->sh->seq == seq) {
+        shm->sh->busy = 0;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/*
+ * Copies the slots of the current generation's workers; a slot counts as
+ * answered once its worker has seen "seq" (0: once it is up); "answers"
+ * may be NULL to count only.  Returns the
+ * number of answers.  *n holds the room in "answers" and gets the count.
+ */
+
+ngx_uint_t
+ngx_http_malloc_coord_answers(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_http_malloc_answer_t *answers, ngx_uint_t *n)
+{
+    ngx_uint_t               i, ok, answered;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    shm = mmcf->shm_zone->data;
+    answered = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (*n > shm->sh->workers) {
+        *n = shm->sh->workers;
+    }
+
+    for (i = 0; i < *n; i++) {
+        slot = &shm->sh->slots[i];
+
+        ok = (slot->generation == shm->sh->generation && slot->pid != 0
+              && slot->applied >= seq);
+        answered += ok;
+
+        if (answers == NULL) {
+            continue;
+        }
+
+        answers[i].worker = i;
+        answers[i].slot = *slot;
+        answers[i].answered = ok;
+
+        if (slot->generation != shm->sh->generation) {
+            answers[i].slot.pid = 0;
+        }
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return answered;
+}
+
+
+ngx_uint_t
+ngx_http_malloc_coord_workers(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+
+    return shm->sh->workers;
+}
+
+
+ngx_uint_t
+ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+
+    return shm->sh->prof_active;
+}

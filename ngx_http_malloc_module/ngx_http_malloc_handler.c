@@ -1,0 +1,1001 @@
+
+/*
+ * The admin location: routing below the location's prefix, methods,
+ * bodies, and JSON responses.  Every answer, errors included, is JSON.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <nginx.h>
+
+#include <jansson.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_json.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
+
+
+typedef enum {
+    NGX_HTTP_MALLOC_EP_INDEX = 0,
+    NGX_HTTP_MALLOC_EP_PROF_ACTIVE,
+    NGX_HTTP_MALLOC_EP_PROF_DUMP
+} ngx_http_malloc_ep_e;
+
+
+typedef struct {
+    ngx_str_t                   name;
+    ngx_uint_t                  methods;
+    ngx_str_t                   allow;
+} ngx_http_malloc_endpoint_t;
+
+
+static ngx_int_t ngx_http_malloc_get(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_malloc_read_body(ngx_http_request_t *r,
+    u_char *buf, size_t *len);
+static ngx_int_t ngx_http_malloc_post_active(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+static ngx_int_t ngx_http_malloc_post_dump(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t active);
+static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
+static ngx_int_t ngx_http_malloc_check(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_cleanup(void *data);
+static ngx_int_t ngx_http_malloc_respond(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static json_t *ngx_http_malloc_worker_json(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
+    ngx_uint_t *status, json_t **error);
+static json_t *ngx_http_malloc_workers_json(ngx_http_request_t *r,
+    ngx_uint_t seq);
+static json_t *ngx_http_malloc_jemalloc_json(void);
+static ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r,
+    json_t *json);
+static json_t *ngx_http_malloc_error_json(ngx_uint_t status,
+    const char *code, const char *text);
+static ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r,
+    ngx_uint_t status, const char *code, const char *fmt, ...);
+static ngx_int_t ngx_http_malloc_send(ngx_http_request_t *r,
+    ngx_uint_t status, json_t *json);
+
+
+static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
+
+    { ngx_string(""),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD") },
+
+    { ngx_string("prof_active"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST,
+      ngx_string("GET, HEAD, POST") },
+
+    { ngx_string("prof_dump"),
+      NGX_HTTP_POST,
+      ngx_string("POST") },
+
+    { ngx_null_string, 0, ngx_null_string }
+};
+
+
+ngx_int_t
+ngx_http_malloc_handler(ngx_http_request_t *r)
+{
+    ngx_int_t                    rc;
+    ngx_str_t                    ep;
+    ngx_uint_t                   i;
+    ngx_table_elt_t             *allow;
+    ngx_http_malloc_ctx_t       *ctx;
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    ep = r->uri;
+
+    if (ep.len >= clcf->name.len
+        && ngx_strncmp(ep.data, clcf->name.data, clcf->name.len) == 0)
+    {
+        ep.data += clcf->name.len;
+        ep.len -= clcf->name.len;
+    }
+
+    if (ep.len > 0 && ep.data[0] == '/') {
+        ep.data++;
+        ep.len--;
+    }
+
+    for (i = 0; ngx_http_malloc_endpoints[i].name.data != NULL; i++) {
+        if (ep.len == ngx_http_malloc_endpoints[i].name.len
+            && ngx_strncmp(ep.data, ngx_http_malloc_endpoints[i].name.data,
+                           ep.len) == 0)
+        {
+            break;
+        }
+    }
+
+    if (ngx_http_malloc_endpoints[i].name.data == NULL
+        || !(r->method & ngx_http_malloc_endpoints[i].methods))
+    {
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        if (ngx_http_malloc_endpoints[i].name.data == NULL) {
+            return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND, "not_found",
+                       "no endpoint \"%V\" here: see docs/api.md, "
+                       "or GET %V for the module's state", &ep, &clcf->name);
+        }
+
+        allow = ngx_list_push(&r->headers_out.headers);
+        if (allow == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        allow->hash = 1;
+        ngx_str_set(&allow->key, "Allow");
+        allow->value = ngx_http_malloc_endpoints[i].allow;
+
+        return ngx_http_malloc_error(r, NGX_HTTP_NOT_ALLOWED,
+                                     "method_not_allowed",
+                                     "\"%V\" takes %V", &ep,
+                                     &ngx_http_malloc_endpoints[i].allow);
+    }
+
+    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_ctx_t));
+    if (ctx == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->endpoint = i;
+    ngx_http_set_ctx(r, ctx, ngx_http_malloc_module);
+
+    if (r->method != NGX_HTTP_POST) {
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return ngx_http_malloc_get(r, ctx);
+    }
+
+    if (!mlcf->write) {
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return ngx_http_malloc_error(r, NGX_HTTP_FORBIDDEN, "write_disabled",
+                   "this admin location is read-only: changes need "
+                   "\"malloc_admin write=on;\"");
+    }
+
+    if (r->headers_in.content_length_n > NGX_HTTP_MALLOC_BODY_MAX) {
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return ngx_http_malloc_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                     "body_too_large",
+                                     "request bodies are limited to %d bytes",
+                                     NGX_HTTP_MALLOC_BODY_MAX);
+    }
+
+    rc = ngx_http_read_client_request_body(r, ngx_http_malloc_body_handler);
+
+    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+        return rc;
+    }
+
+    return NGX_DONE;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    json_t                           *json;
+    ngx_http_malloc_loc_conf_t       *mlcf;
+    ngx_http_malloc_main_conf_t      *mmcf;
+    const ngx_http_malloc_je_info_t  *info;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    info = ngx_http_malloc_je_probe();
+
+    json = json_object();
+    if (json == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+        json_object_set_new(json, "module",
+                            json_string("ngx_http_malloc_module"));
+        json_object_set_new(json, "version",
+                            json_string(NGX_HTTP_MALLOC_VERSION));
+        json_object_set_new(json, "nginx", json_string(NGINX_VERSION));
+        json_object_set_new(json, "jemalloc",
+                            ngx_http_malloc_jemalloc_json());
+        json_object_set_new(json, "write", json_boolean(mlcf->write));
+        json_object_set_new(json, "dump_dir",
+                            json_stringn((char *) mmcf->dump_dir->name.data,
+                                         mmcf->dump_dir->name.len));
+    }
+
+    json_object_set_new(json, "prof_active",
+                        json_boolean(ngx_http_malloc_coord_desired(mmcf)));
+    json_object_set_new(json, "workers", ngx_http_malloc_workers_json(r, 0));
+
+    if (info->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r, json);
+    }
+
+    return ngx_http_malloc_send(r, NGX_HTTP_OK, json);
+}
+
+
+static void
+ngx_http_malloc_body_handler(ngx_http_request_t *r)
+{
+    u_char                           *body;
+    size_t                            len;
+    ngx_int_t                         rc;
+    ngx_http_malloc_ctx_t            *ctx;
+    const ngx_http_malloc_je_info_t  *info;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
+
+    body = ngx_pnalloc(r->pool, NGX_HTTP_MALLOC_BODY_MAX + 1);
+    if (body == NULL) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
+    len = NGX_HTTP_MALLOC_BODY_MAX + 1;
+    rc = ngx_http_malloc_read_body(r, body, &len);
+
+    if (rc != NGX_OK) {
+        ngx_http_finalize_request(r, rc);
+        return;
+    }
+
+    info = ngx_http_malloc_je_probe();
+
+    if (len > NGX_HTTP_MALLOC_BODY_MAX) {
+        rc = ngx_http_malloc_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
+                                   "body_too_large",
+                                   "request bodies are limited to %d bytes",
+                                   NGX_HTTP_MALLOC_BODY_MAX);
+
+    } else if (info->state != NGX_HTTP_MALLOC_JE_OK) {
+        rc = ngx_http_malloc_unusable(r, NULL);
+
+    } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_ACTIVE) {
+        rc = ngx_http_malloc_post_active(r, ctx, body, len);
+
+    } else {
+        rc = ngx_http_malloc_post_dump(r, ctx, body, len);
+    }
+
+    if (rc == NGX_DONE) {
+        /* waiting for the other workers; the request count stays taken */
+        return;
+    }
+
+    ngx_http_finalize_request(r, rc);
+}
+
+
+/* copies at most *len bytes of the body, from memory or its temp file */
+
+static ngx_int_t
+ngx_http_malloc_read_body(ngx_http_request_t *r, u_char *buf, size_t *len)
+{
+    size_t        size, total;
+    ssize_t       n;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    total = 0;
+
+    if (r->request_body == NULL) {
+        *len = 0;
+        return NGX_OK;
+    }
+
+    for (cl = r->request_body->bufs; cl != NULL; cl = cl->next) {
+        b = cl->buf;
+
+        if (total >= *len) {
+            break;
+        }
+
+        if (b->in_file) {
+            size = (size_t) ngx_min(b->file_last - b->file_pos,
+                                    (off_t) (*len - total));
+
+            n = ngx_read_file(b->file, buf + total, size, b->file_pos);
+            if (n == NGX_ERROR) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            total += n;
+            continue;
+        }
+
+        size = ngx_min((size_t) (b->last - b->pos), *len - total);
+        ngx_memcpy(buf + total, b->pos, size);
+        total += size;
+    }
+
+    *len = total;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_post_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    int   active;
+    char  err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    if (ngx_http_malloc_parse_active(body, len, &active, err) != 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    ctx->cmd = NGX_HTTP_MALLOC_CMD_ACTIVE;
+
+    return ngx_http_malloc_start(r, ctx, active);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_post_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    int                           n;
+    char                          err[NGX_HTTP_MALLOC_ERR_LEN];
+    u_char                        name[NGX_HTTP_MALLOC_BODY_MAX];
+    ngx_tm_t                      tm;
+    ngx_time_t                   *tp;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_http_malloc_parse_dump(body, len, name, sizeof(name), err);
+
+    if (n < 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    if (n == 0) {
+        /* unique enough: commands are serialized, and O_EXCL decides */
+        tp = ngx_timeofday();
+        ngx_gmtime(tp->sec, &tm);
+
+        n = ngx_snprintf(name, sizeof(name),
+                         "heap-%4d%02d%02dT%02d%02d%02d.%03MZ.%%p.heap",
+                         tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
+                         tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
+                         tp->msec)
+            - name;
+    }
+
+    n = ngx_http_malloc_path_template((char *) mmcf->dump_dir->name.data,
+                                      mmcf->dump_dir->name.len, name, n,
+                                      ngx_http_malloc_coord_workers(mmcf) > 1,
+                                      (char *) ctx->tmpl, sizeof(ctx->tmpl));
+    if (n < 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_path",
+                                     "%s", ngx_http_malloc_path_strerror(n));
+    }
+
+    ctx->cmd = NGX_HTTP_MALLOC_CMD_DUMP;
+
+    return ngx_http_malloc_start(r, ctx, 0);
+}
+
+
+/*
+ * Refuses a dump before any worker writes: the directory must be usable
+ * and no worker's file may exist, so a refused request changes nothing.
+ */
+
+static ngx_int_t
+ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    int                           rc, err;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_answer_t     *answers;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_http_malloc_coord_workers(mmcf);
+
+    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    if (answers == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    (void) ngx_http_malloc_coord_answers(mmcf, 0, answers, &n);
+
+    for (i = 0; i < n; i++) {
+
+        if (answers[i].slot.pid == 0) {
+            continue;
+        }
+
+        (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
+                                           (long) answers[i].slot.pid,
+                                           name, sizeof(name));
+
+        err = 0;
+        rc = ngx_http_malloc_dump_check((char *) mmcf->dump_dir->name.data,
+                                        name, &err);
+
+        if (rc == NGX_HTTP_MALLOC_DUMP_EXISTS) {
+            return ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "file_exists",
+                       "\"%V/%s\" exists; dumps never overwrite files",
+                       &mmcf->dump_dir->name, name);
+        }
+
+        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+            return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                       "dump_dir_unusable",
+                       "malloc_dump_dir \"%V\" cannot be used by the "
+                       "worker user: %s; nginx creates it at start-up, so "
+                       "reload nginx or create it for that user",
+                       &mmcf->dump_dir->name, strerror(err));
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_uint_t active)
+{
+    ngx_int_t                     rc;
+    ngx_http_cleanup_t           *cln;
+    ngx_http_malloc_loc_conf_t   *mlcf;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
+        rc = ngx_http_malloc_check_names(r, ctx);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->request = r;
+
+    rc = ngx_http_malloc_coord_post(mmcf, ctx, active, mlcf->timeout,
+                                    r->connection->log);
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "busy",
+                   "another command is being applied by the workers; "
+                   "retry when it is answered");
+    }
+
+    cln->handler = ngx_http_malloc_cleanup;
+    cln->data = ctx;
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap profiling turned %s by client %V",
+                      active ? "on" : "off", &r->connection->addr_text);
+
+    } else {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap dump \"%V/%s\" requested by client %V",
+                      &mmcf->dump_dir->name, ctx->tmpl,
+                      &r->connection->addr_text);
+    }
+
+    ctx->wait.handler = ngx_http_malloc_wait_handler;
+    ctx->wait.data = r->connection;
+    ctx->wait.log = r->connection->log;
+
+    rc = ngx_http_malloc_check(r, ctx);
+
+    if (rc == NGX_AGAIN) {
+        /* a client that goes away ends the wait through the cleanup */
+        r->read_event_handler = ngx_http_test_reading;
+        r->write_event_handler = ngx_http_request_empty_handler;
+        return NGX_DONE;
+    }
+
+    return rc;
+}
+
+
+static void
+ngx_http_malloc_wait_handler(ngx_event_t *ev)
+{
+    ngx_int_t               rc;
+    ngx_connection_t       *c;
+    ngx_http_request_t     *r;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    ctx = (ngx_http_malloc_ctx_t *)
+              ((u_char *) ev - offsetof(ngx_http_malloc_ctx_t, wait));
+    r = ctx->request;
+    c = r->connection;
+
+    rc = ngx_http_malloc_check(r, ctx);
+
+    if (rc != NGX_AGAIN) {
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+/* NGX_AGAIN while some worker has yet to answer and time is left */
+
+static ngx_int_t
+ngx_http_malloc_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_uint_t                    n, answered;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = NGX_MAX_PROCESSES;
+    answered = ngx_http_malloc_coord_answers(mmcf, ctx->seq, NULL, &n);
+
+    if (answered < n
+        && (ngx_msec_int_t) (ctx->deadline - ngx_current_msec) > 0)
+    {
+        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
+        return NGX_AGAIN;
+    }
+
+    ctx->done = 1;
+    ngx_http_malloc_coord_release(mmcf, ctx->seq);
+
+    return ngx_http_malloc_respond(r, ctx);
+}
+
+
+static void
+ngx_http_malloc_cleanup(void *data)
+{
+    ngx_http_malloc_ctx_t *ctx = data;
+
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ctx->wait.timer_set) {
+        ngx_del_timer(&ctx->wait);
+    }
+
+    if (!ctx->done) {
+        mmcf = ngx_http_get_module_main_conf(ctx->request,
+                                             ngx_http_malloc_module);
+        ngx_http_malloc_coord_release(mmcf, ctx->seq);
+        ctx->done = 1;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_malloc_respond(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    json_t                        *json, *workers, *w, *error;
+    ngx_uint_t                     i, n, status, failed;
+    ngx_http_malloc_answer_t      *answers;
+    ngx_http_malloc_main_conf_t   *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_http_malloc_coord_workers(mmcf);
+
+    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    if (answers == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    (void) ngx_http_malloc_coord_answers(mmcf, ctx->seq, answers, &n);
+
+    json = json_object();
+    workers = json_array();
+
+    if (json == NULL || workers == NULL) {
+        json_decref(json);
+        json_decref(workers);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    status = NGX_HTTP_OK;
+    error = NULL;
+    failed = 0;
+
+    for (i = 0; i < n; i++) {
+        w = ngx_http_malloc_worker_json(r, ctx, &answers[i], &status, &error);
+        json_array_append_new(workers, w);
+
+        if (json_object_get(w, "error") != NULL) {
+            failed++;
+        }
+    }
+
+    if (error != NULL) {
+        /* the first failure names the problem, the list has the rest */
+        json_object_set_new(json, "error", error);
+
+        if (failed > 1) {
+            json_object_set_new(error, "failed_workers",
+                                json_integer((json_int_t) failed));
+        }
+    }
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        json_object_set_new(json, "prof_active",
+                            json_boolean(ngx_http_malloc_coord_desired(mmcf)));
+    }
+
+    json_object_set_new(json, "workers", workers);
+
+    return ngx_http_malloc_send(r, status, json);
+}
+
+
+static json_t *
+ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_http_malloc_answer_t *a, ngx_uint_t *status, json_t **error)
+{
+    u_char                        *p;
+    json_t                        *w;
+    ngx_uint_t                     st;
+    const char                    *code;
+    ngx_http_malloc_slot_t        *slot;
+    ngx_http_malloc_loc_conf_t    *mlcf;
+    ngx_http_malloc_main_conf_t   *mmcf;
+    u_char                         text[NGX_HTTP_MALLOC_ERR_LEN];
+    char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    slot = &a->slot;
+
+    w = json_object();
+    if (w == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(w, "worker", json_integer((json_int_t) a->worker));
+    json_object_set_new(w, "pid", slot->pid ? json_integer(slot->pid)
+                                            : json_null());
+
+    if (slot->pid != 0 && ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
+        (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
+                                           (long) slot->pid, name,
+                                           sizeof(name));
+        p = ngx_snprintf(text, sizeof(text) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name);
+        json_object_set_new(w, "path", json_stringn((char *) text,
+                                                    p - text));
+    }
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE && a->answered) {
+        json_object_set_new(w, "prof_active",
+                            json_boolean(slot->prof_active));
+    }
+
+    st = NGX_HTTP_OK;
+    code = NULL;
+    p = text;
+
+    if (!a->answered) {
+        st = NGX_HTTP_GATEWAY_TIME_OUT;
+        code = "worker_timeout";
+
+        if (slot->pid) {
+            p = ngx_snprintf(text, sizeof(text) - 1,
+                             "worker %ui (pid %P) did not answer within %M ms",
+                             a->worker, slot->pid, mlcf->timeout);
+        } else {
+            p = ngx_snprintf(text, sizeof(text) - 1,
+                             "worker %ui was not running within %M ms",
+                             a->worker, mlcf->timeout);
+        }
+
+    } else if (slot->result_seq != ctx->seq) {
+        st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        code = "worker_restarted";
+        p = ngx_snprintf(text, sizeof(text) - 1,
+                         "worker %ui was restarted (now pid %P) before it "
+                         "answered; it runs in the desired state",
+                         a->worker, slot->pid);
+
+    } else if (slot->rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        st = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS)
+             ? NGX_HTTP_CONFLICT : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        code = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS) ? "file_exists"
+               : (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) ? "dump_failed"
+               : "mallctl_failed";
+        p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
+                         a->worker, slot->pid,
+                         ngx_http_malloc_dump_strerror(slot->rc));
+
+        if (slot->err != 0) {
+            p = ngx_snprintf(p, sizeof(text) - 1 - (p - text), " (%s)",
+                             strerror(slot->err));
+        }
+
+    } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
+        json_object_set_new(w, "bytes", json_integer(slot->bytes));
+    }
+
+    if (code != NULL) {
+        *p = '\0';
+        json_object_set_new(w, "error",
+                            ngx_http_malloc_error_json(st, code,
+                                                       (char *) text));
+
+        if (*error == NULL) {
+            *error = ngx_http_malloc_error_json(st, code, (char *) text);
+            *status = st;
+        }
+    }
+
+    return w;
+}
+
+
+static json_t *
+ngx_http_malloc_workers_json(ngx_http_request_t *r, ngx_uint_t seq)
+{
+    json_t                       *workers, *w;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_answer_t     *answers;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_http_malloc_coord_workers(mmcf);
+
+    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    workers = json_array();
+
+    if (answers == NULL || workers == NULL) {
+        return workers;
+    }
+
+    (void) ngx_http_malloc_coord_answers(mmcf, seq, answers, &n);
+
+    for (i = 0; i < n; i++) {
+        w = json_object();
+        if (w == NULL) {
+            break;
+        }
+
+        json_object_set_new(w, "worker", json_integer((json_int_t) i));
+
+        if (!answers[i].answered) {
+            json_object_set_new(w, "pid", json_null());
+            json_object_set_new(w, "prof_active", json_null());
+
+        } else {
+            json_object_set_new(w, "pid", json_integer(answers[i].slot.pid));
+            json_object_set_new(w, "prof_active",
+                                json_boolean(answers[i].slot.prof_active));
+        }
+
+        json_array_append_new(workers, w);
+    }
+
+    return workers;
+}
+
+
+static json_t *
+ngx_http_malloc_jemalloc_json(void)
+{
+    json_t                           *je;
+    size_t                            lg;
+    const ngx_http_malloc_je_info_t  *info;
+
+    info = ngx_http_malloc_je_probe();
+
+    je = json_object();
+    if (je == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(je, "state",
+                        json_string(ngx_http_malloc_je_code(info->state)));
+    json_object_set_new(je, "found",
+                        json_boolean(info->state
+                                     != NGX_HTTP_MALLOC_JE_NOT_FOUND));
+    json_object_set_new(je, "allocator",
+                        json_boolean(info->state
+                                     > NGX_HTTP_MALLOC_JE_NOT_ALLOCATOR
+                                     || info->state
+                                        == NGX_HTTP_MALLOC_JE_OK));
+    json_object_set_new(je, "library", info->library
+                                       ? json_string(info->library)
+                                       : json_null());
+    json_object_set_new(je, "version", info->version
+                                       ? json_string(info->version)
+                                       : json_null());
+    json_object_set_new(je, "config_prof", json_boolean(info->config_prof));
+    json_object_set_new(je, "opt_prof", json_boolean(info->opt_prof));
+
+    if (info->state == NGX_HTTP_MALLOC_JE_OK
+        && ngx_http_malloc_je_lg_sample(&lg) == 0)
+    {
+        json_object_set_new(je, "lg_prof_sample", json_integer(lg));
+        json_object_set_new(je, "sample_bytes",
+                            json_integer((json_int_t) 1 << lg));
+
+    } else {
+        json_object_set_new(je, "lg_prof_sample", json_null());
+        json_object_set_new(je, "sample_bytes", json_null());
+    }
+
+    return je;
+}
+
+
+/* 503 naming the cause and the fix; "json" adds what GET shows anyway */
+
+static ngx_int_t
+ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json)
+{
+    const ngx_http_malloc_je_info_t  *info;
+
+    info = ngx_http_malloc_je_probe();
+
+    if (json == NULL) {
+        json = json_object();
+        if (json == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        json_object_set_new(json, "jemalloc",
+                            ngx_http_malloc_jemalloc_json());
+    }
+
+    json_object_set_new(json, "error",
+        ngx_http_malloc_error_json(NGX_HTTP_SERVICE_UNAVAILABLE,
+                                   ngx_http_malloc_je_code(info->state),
+                                   ngx_http_malloc_je_text(info->state)));
+
+    return ngx_http_malloc_send(r, NGX_HTTP_SERVICE_UNAVAILABLE, json);
+}
+
+
+static json_t *
+ngx_http_malloc_error_json(ngx_uint_t status, const char *code,
+    const char *text)
+{
+    json_t  *error;
+
+    error = json_object();
+    if (error == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(error, "status", json_integer((json_int_t) status));
+    json_object_set_new(error, "code", json_string(code));
+    json_object_set_new(error, "text", json_string(text));
+
+    return error;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *code, const char *fmt, ...)
+{
+    u_char   *p;
+    json_t   *json;
+    va_list   args;
+    u_char    text[512];
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(text, text + sizeof(text) - 1, fmt, args);
+    va_end(args);
+
+    *p = '\0';
+
+    json = json_object();
+    if (json == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* jansson refuses invalid UTF-8; a client's name may hold some */
+    json_object_set_new(json, "error",
+                        ngx_http_malloc_error_json(status, code,
+                                                   (char *) text));
+
+    if (json_object_get(json_object_get(json, "error"), "text") == NULL) {
+        json_object_set_new(json_object_get(json, "error"), "text",
+                            json_string("(the message was not valid UTF-8)"));
+    }
+
+    return ngx_http_malloc_send(r, status, json);
+}
+
+
+/* takes the reference to "json"; returns what the content phase expects */
+
+static ngx_int_t
+ngx_http_malloc_send(ngx_http_request_t *r, ngx_uint_t status, json_t *json)
+{
+    size_t        size;
+    ngx_int_t     rc;
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
+
+    if (json == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    size = json_dumpb(json, NULL, 0, JSON_INDENT(2));
+
+    b = ngx_create_temp_buf(r->pool, size + 1);
+    if (b == NULL || size == 0) {
+        json_decref(json);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    b->last += json_dumpb(json, (char *) b->pos, size, JSON_INDENT(2));
+    *b->last++ = '\n';
+
+    json_decref(json);
+
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = b->last - b->pos;
+    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    if (r->method == NGX_HTTP_HEAD) {
+        b->last = b->pos;
+    }
+
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_output_filter(r, &out);
+}

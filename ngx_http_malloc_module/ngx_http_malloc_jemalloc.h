@@ -1,0 +1,48 @@
+
+/*
+ * The only file that calls mallctl.  jemalloc is found at run time and
+ * never linked: linking gives a second, empty heap (see docs/operations.md).
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_JEMALLOC_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_JEMALLOC_H_INCLUDED_
+
+
+#include <stddef.h>
+
+
+typedef enum {
+    NGX_HTTP_MALLOC_JE_OK = 0,
+    NGX_HTTP_MALLOC_JE_NOT_FOUND,
+    NGX_HTTP_MALLOC_JE_NOT_ALLOCATOR,
+    NGX_HTTP_MALLOC_JE_NO_CONFIG_PROF,
+    NGX_HTTP_MALLOC_JE_NO_OPT_PROF
+} ngx_http_malloc_je_state_e;
+
+
+typedef struct {
+    ngx_http_malloc_je_state_e  state;
+    const char                 *version;
+    const char                 *library;
+    int                         config_prof;
+    int                         opt_prof;
+    size_t                      lg_prof_sample;
+} ngx_http_malloc_je_info_t;
+
+
+/* looks jemalloc up once per process; later calls return the same answer */
+const ngx_http_malloc_je_info_t *ngx_http_malloc_je_probe(void);
+
+/* an error code and a sentence with the fix, for a state other than OK */
+const char *ngx_http_malloc_je_code(ngx_http_malloc_je_state_e state);
+const char *ngx_http_malloc_je_text(ngx_http_malloc_je_state_e state);
+
+/* these return 0 or an errno value; they require the state OK */
+int ngx_http_malloc_je_get_active(int *active);
+int ngx_http_malloc_je_set_active(int active);
+int ngx_http_malloc_je_lg_sample(size_t *lg);
+int ngx_http_malloc_je_dump(const char *path);
+
+
+#endif /* _NGX_HTTP_MALLOC_JEMALLOC_H_INCLUDED_ */

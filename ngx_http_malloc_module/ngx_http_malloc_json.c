@@ -1,0 +1,187 @@
+
+/*
+ * Bodies are tiny (the handler bounds them), so jansson's allocations are
+ * short-lived and freed before the request ends.
+ */
+
+
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "ngx_http_malloc_json.h"
+
+
+static json_t *ngx_http_malloc_load(const unsigned char *body, size_t len,
+    int *empty, char *err);
+static int ngx_http_malloc_only_key(json_t *obj, const char *key, char *err);
+
+
+static json_t *
+ngx_http_malloc_load(const unsigned char *body, size_t len, int *empty,
+    char *err)
+{
+    size_t        i;
+    json_t       *json;
+    json_error_t  error;
+
+    *empty = 1;
+
+    for (i = 0; i < len; i++) {
+        if (body[i] != ' ' && body[i] != '\t' && body[i] != '\r'
+            && body[i] != '\n')
+        {
+            *empty = 0;
+            break;
+        }
+    }
+
+    if (*empty) {
+        return NULL;
+    }
+
+    json = json_loadb((const char *) body, len,
+                      JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES,
+                      &error);
+
+    if (json == NULL) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "the body is not valid JSON: %.100s at line %d, column %d",
+                 error.text, error.line, error.column);
+    }
+
+    return json;
+}
+
+
+static int
+ngx_http_malloc_only_key(json_t *obj, const char *key, char *err)
+{
+    const char  *k;
+    json_t      *v;
+
+    json_object_foreach(obj, k, v) {
+        if (strcmp(k, key) != 0) {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "unknown field \"%.64s\": the only field is \"%s\"",
+                     k, key);
+            return -1;
+        }
+    }
+
+    return 0;
+}
+
+
+int
+ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
+    int *active, char *err)
+{
+    int      empty, rc;
+    json_t  *json, *v;
+
+    json = ngx_http_malloc_load(body, len, &empty, err);
+
+    if (json == NULL) {
+        if (empty) {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "the body is empty: send true, false "
+                     "or {\"active\": true|false}");
+        }
+
+        return -1;
+    }
+
+    rc = -1;
+    v = json;
+
+    if (json_is_object(json)) {
+        if (ngx_http_malloc_only_key(json, "active", err) != 0) {
+            goto done;
+        }
+
+        v = json_object_get(json, "active");
+
+        if (v == NULL) {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "the field \"active\" is missing");
+            goto done;
+        }
+    }
+
+    if (!json_is_boolean(v)) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "expected true, false or {\"active\": true|false}");
+        goto done;
+    }
+
+    *active = json_is_true(v);
+    rc = 0;
+
+done:
+
+    json_decref(json);
+
+    return rc;
+}
+
+
+int
+ngx_http_malloc_parse_dump(const unsigned char *body, size_t len,
+    unsigned char *name, size_t name_size, char *err)
+{
+    int      empty, rc;
+    size_t   n;
+    json_t  *json, *v;
+
+    json = ngx_http_malloc_load(body, len, &empty, err);
+
+    if (json == NULL) {
+        return empty ? 0 : -1;
+    }
+
+    rc = -1;
+    v = json;
+
+    if (json_is_object(json)) {
+        if (ngx_http_malloc_only_key(json, "path", err) != 0) {
+            goto done;
+        }
+
+        v = json_object_get(json, "path");
+
+        if (v == NULL) {
+            rc = 0;
+            goto done;
+        }
+    }
+
+    if (json_is_null(v)) {
+        rc = 0;
+        goto done;
+    }
+
+    if (!json_is_string(v)) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "expected a file name as a JSON string, null, "
+                 "or {\"path\": \"...\"}");
+        goto done;
+    }
+
+    n = json_string_length(v);
+
+    if (n > name_size) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "the path is longer than %zu bytes", name_size);
+        goto done;
+    }
+
+    memcpy(name, json_string_value(v), n);
+    rc = (int) n;
+
+done:
+
+    json_decref(json);
+
+    return rc;
+}

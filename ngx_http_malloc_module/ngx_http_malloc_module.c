@@ -1,0 +1,418 @@
+
+/*
+ * ngx_http_malloc_module: heap profiling of nginx itself, driven from an
+ * admin location.  This file holds the module object, the directives and
+ * the start-up hooks; the rest lives beside it (see docs/ and design.md).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+
+
+static void *ngx_http_malloc_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_malloc_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent,
+    void *child);
+static char *ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
+static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
+static ngx_int_t ngx_http_malloc_init_process(ngx_cycle_t *cycle);
+
+
+static ngx_command_t  ngx_http_malloc_commands[] = {
+
+    { ngx_string("malloc_admin"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS|NGX_CONF_TAKE12,
+      ngx_http_malloc_admin,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_dump_dir"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_malloc_dump_dir,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_malloc_module_ctx = {
+    NULL,                                  /* preconfiguration */
+    ngx_http_malloc_postconfiguration,     /* postconfiguration */
+
+    ngx_http_malloc_create_main_conf,      /* create main configuration */
+    ngx_http_malloc_init_main_conf,        /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    ngx_http_malloc_create_loc_conf,       /* create location configuration */
+    ngx_http_malloc_merge_loc_conf         /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_malloc_module = {
+    NGX_MODULE_V1,
+    &ngx_http_malloc_module_ctx,           /* module context */
+    ngx_http_malloc_commands,              /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    ngx_http_malloc_init_module,           /* init module */
+    ngx_http_malloc_init_process,          /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    NULL,                                  /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static ngx_str_t  ngx_http_malloc_zone_name = ngx_string("ngx_http_malloc");
+
+
+static void *
+ngx_http_malloc_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_main_conf_t));
+    if (mmcf == NULL) {
+        return NULL;
+    }
+
+    /*
+     * set by ngx_pcalloc():
+     *
+     *     mmcf->dump_dir = NULL;
+     *     mmcf->shm_zone = NULL;
+     *     mmcf->admin = 0;
+     */
+
+    return mmcf;
+}
+
+
+/*
+ * The default dump directory sits beside nginx's client body temp
+ * directory (/var/lib/nginx/malloc on Debian), where the worker user
+ * already owns its files; a build with a relative temp path uses
+ * "malloc" under the prefix.
+ */
+
+static char *
+ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_malloc_main_conf_t *mmcf = conf;
+
+    u_char      *p, *last;
+    ngx_str_t    temp;
+    ngx_path_t  *path;
+
+    if (mmcf->dump_dir != NULL) {
+        return NGX_CONF_OK;
+    }
+
+    path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
+    if (path == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_str_set(&temp, NGX_HTTP_CLIENT_TEMP_PATH);
+
+    last = temp.data + temp.len;
+    p = ngx_strlchr(temp.data, last, '/');
+
+    if (p == NULL) {
+        ngx_str_set(&path->name, "malloc");
+
+    } else {
+        while (last > temp.data && *(last - 1) != '/') {
+            last--;
+        }
+
+        path->name.len = (last - temp.data) + sizeof("malloc") - 1;
+        path->name.data = ngx_pnalloc(cf->pool, path->name.len);
+        if (path->name.data == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        p = ngx_cpymem(path->name.data, temp.data, last - temp.data);
+        ngx_memcpy(p, "malloc", sizeof("malloc") - 1);
+    }
+
+    if (ngx_conf_full_name(cf->cycle, &path->name, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    mmcf->dump_dir = path;
+
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    mlcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_loc_conf_t));
+    if (mlcf == NULL) {
+        return NULL;
+    }
+
+    mlcf->admin = NGX_CONF_UNSET;
+    mlcf->write = NGX_CONF_UNSET;
+    mlcf->timeout = NGX_CONF_UNSET_MSEC;
+
+    return mlcf;
+}
+
+
+static char *
+ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_malloc_loc_conf_t *prev = parent;
+    ngx_http_malloc_loc_conf_t *conf = child;
+
+    /* malloc_admin is a handler, like stub_status: never inherited */
+
+    ngx_conf_init_value(conf->admin, 0);
+    ngx_conf_merge_value(conf->write, prev->write, 0);
+    ngx_conf_merge_msec_value(conf->timeout, prev->timeout, 5000);
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_malloc_loc_conf_t *mlcf = conf;
+
+    ngx_str_t                    *value, s;
+    ngx_uint_t                    i;
+    ngx_http_core_loc_conf_t     *clcf;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (mlcf->admin != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+
+#if (NGX_PCRE)
+    if (clcf->regex != NULL) {
+        return "cannot be used in a regex location: use a prefix location, "
+               "e.g. \"location /malloc/\"";
+    }
+#endif
+
+    if (clcf->named) {
+        return "cannot be used in a named location";
+    }
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+
+        if (ngx_strcmp(value[i].data, "write=on") == 0) {
+            mlcf->write = 1;
+            continue;
+        }
+
+        if (ngx_strcmp(value[i].data, "write=off") == 0) {
+            mlcf->write = 0;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "timeout=", 8) == 0) {
+            s.data = value[i].data + 8;
+            s.len = value[i].len - 8;
+
+            mlcf->timeout = ngx_parse_time(&s, 0);
+            if (mlcf->timeout == (ngx_msec_t) NGX_ERROR
+                || mlcf->timeout == 0)
+            {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "invalid timeout \"%V\"", &value[i]);
+                return NGX_CONF_ERROR;
+            }
+
+            continue;
+        }
+
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid parameter \"%V\": expected "
+                           "write=on, write=off or timeout=<time>",
+                           &value[i]);
+        return NGX_CONF_ERROR;
+    }
+
+    mlcf->admin = 1;
+    clcf->handler = ngx_http_malloc_handler;
+
+    mmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_malloc_module);
+    mmcf->admin = 1;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_malloc_main_conf_t *mmcf = conf;
+
+    ngx_str_t   *value;
+    ngx_path_t  *path;
+
+    if (mmcf->dump_dir != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
+    if (path == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    path->name = value[1];
+
+    /* the path rules compare names against "<dir>/" */
+
+    while (path->name.len > 1
+           && path->name.data[path->name.len - 1] == '/')
+    {
+        path->name.len--;
+    }
+
+    if (path->name.len == 0) {
+        return "must not be empty";
+    }
+
+    if (ngx_conf_full_name(cf->cycle, &path->name, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (path->name.len + 1 + 255 + 1 > NGX_MAX_PATH) {
+        return "is too long";
+    }
+
+    path->conf_file = cf->conf_file->file.name.data;
+    path->line = cf->conf_file->line;
+
+    mmcf->dump_dir = path;
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * The zone and the directory exist only when some location uses
+ * malloc_admin: loaded and unused, the module adds nothing to nginx.
+ */
+
+static ngx_int_t
+ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
+{
+    size_t                        size;
+    ngx_file_info_t               fi;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_malloc_module);
+
+    if (!mmcf->admin) {
+        return NGX_OK;
+    }
+
+    if (ngx_file_info(mmcf->dump_dir->name.data, &fi) != NGX_FILE_ERROR
+        && !ngx_is_dir(&fi))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "malloc_dump_dir \"%V\" exists and is not "
+                           "a directory", &mmcf->dump_dir->name);
+        return NGX_ERROR;
+    }
+
+    /* created by the master and given to the worker user, as temp paths */
+
+    if (ngx_add_path(cf, &mmcf->dump_dir) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    shm = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_shm_t));
+    if (shm == NULL) {
+        return NGX_ERROR;
+    }
+
+    size = ngx_align(sizeof(ngx_http_malloc_shctx_t), ngx_pagesize)
+           + 8 * ngx_pagesize;
+
+    mmcf->shm_zone = ngx_shared_memory_add(cf, &ngx_http_malloc_zone_name,
+                                           size, &ngx_http_malloc_module);
+    if (mmcf->shm_zone == NULL) {
+        return NGX_ERROR;
+    }
+
+    mmcf->shm_zone->init = ngx_http_malloc_coord_init_zone;
+    mmcf->shm_zone->data = shm;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_init_module(ngx_cycle_t *cycle)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_get_conf(cycle->conf_ctx, ngx_http_module) == NULL) {
+        return NGX_OK;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_malloc_module);
+
+    if (mmcf == NULL || mmcf->shm_zone == NULL) {
+        return NGX_OK;
+    }
+
+    return ngx_http_malloc_coord_init_module(cycle, mmcf);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_init_process(ngx_cycle_t *cycle)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_process != NGX_PROCESS_WORKER
+        && ngx_process != NGX_PROCESS_SINGLE)
+    {
+        return NGX_OK;
+    }
+
+    if (ngx_get_conf(cycle->conf_ctx, ngx_http_module) == NULL) {
+        return NGX_OK;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_malloc_module);
+
+    if (mmcf == NULL || mmcf->shm_zone == NULL) {
+        return NGX_OK;
+    }
+
+    return ngx_http_malloc_coord_init_process(cycle, mmcf);
+}

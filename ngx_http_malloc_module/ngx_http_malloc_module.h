@@ -1,0 +1,126 @@
+
+/*
+ * Types shared by the nginx shell: configuration, the command board in
+ * shared memory, and the per-request context.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_MODULE_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_MODULE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+
+#define NGX_HTTP_MALLOC_VERSION      "0.1.0"
+
+/* longest request body taken by any endpoint */
+#define NGX_HTTP_MALLOC_BODY_MAX     4096
+
+/* how often a worker looks at the board, and a waiting request at slots */
+#define NGX_HTTP_MALLOC_POLL         20
+#define NGX_HTTP_MALLOC_WAIT_POLL    5
+
+#define NGX_HTTP_MALLOC_TMPL_MAX     256
+
+
+typedef enum {
+    NGX_HTTP_MALLOC_CMD_NONE = 0,
+    NGX_HTTP_MALLOC_CMD_ACTIVE,
+    NGX_HTTP_MALLOC_CMD_DUMP
+} ngx_http_malloc_cmd_e;
+
+
+typedef struct {
+    ngx_path_t                 *dump_dir;
+    ngx_shm_zone_t             *shm_zone;
+    ngx_uint_t                  admin;         /* unsigned admin:1; */
+} ngx_http_malloc_main_conf_t;
+
+
+typedef struct {
+    ngx_flag_t                  admin;
+    ngx_flag_t                  write;
+    ngx_msec_t                  timeout;
+} ngx_http_malloc_loc_conf_t;
+
+
+/* what one worker last did; written only by that worker */
+typedef struct {
+    ngx_pid_t                   pid;
+    ngx_uint_t                  generation;
+    ngx_uint_t                  applied;       /* board seq seen */
+    ngx_uint_t                  result_seq;    /* seq of the result below */
+    ngx_uint_t                  prof_active;
+    ngx_int_t                   rc;            /* dump rc_e or errno */
+    ngx_err_t                   err;
+    off_t                       bytes;
+} ngx_http_malloc_slot_t;
+
+
+typedef struct {
+    ngx_uint_t                  generation;    /* bumped by every cycle */
+    ngx_uint_t                  workers;       /* of that cycle */
+    ngx_atomic_t                seq;           /* of the last command */
+    ngx_uint_t                  cmd;           /* ngx_http_malloc_cmd_e */
+    ngx_uint_t                  prof_active;   /* desired state */
+    ngx_uint_t                  busy;
+    ngx_msec_t                  busy_until;
+    u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+    ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
+} ngx_http_malloc_shctx_t;
+
+
+typedef struct {
+    ngx_http_malloc_shctx_t    *sh;
+    ngx_slab_pool_t            *shpool;
+} ngx_http_malloc_shm_t;
+
+
+typedef struct {
+    ngx_http_request_t         *request;
+    ngx_uint_t                  endpoint;
+    ngx_uint_t                  seq;
+    ngx_uint_t                  cmd;
+    ngx_uint_t                  done;           /* unsigned done:1; */
+    ngx_msec_t                  deadline;
+    ngx_event_t                 wait;
+    u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+} ngx_http_malloc_ctx_t;
+
+
+/* one worker's answer, as copied out of shared memory for a response */
+typedef struct {
+    ngx_uint_t                  worker;
+    ngx_http_malloc_slot_t      slot;
+    ngx_uint_t                  answered;       /* unsigned answered:1; */
+} ngx_http_malloc_answer_t;
+
+
+extern ngx_module_t  ngx_http_malloc_module;
+
+
+/* ngx_http_malloc_coord.c */
+ngx_int_t ngx_http_malloc_coord_init_zone(ngx_shm_zone_t *shm_zone,
+    void *data);
+ngx_int_t ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf);
+ngx_int_t ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf);
+ngx_int_t ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout,
+    ngx_log_t *log);
+void ngx_http_malloc_coord_release(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq);
+ngx_uint_t ngx_http_malloc_coord_answers(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_http_malloc_answer_t *answers, ngx_uint_t *n);
+ngx_uint_t ngx_http_malloc_coord_workers(ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf);
+
+/* ngx_http_malloc_handler.c */
+ngx_int_t ngx_http_malloc_handler(ngx_http_request_t *r);
+
+
+#endif /* _NGX_HTTP_MALLOC_MODULE_H_INCLUDED_ */

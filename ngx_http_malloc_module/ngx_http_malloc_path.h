@@ -1,0 +1,52 @@
+
+/*
+ * Dump-path rules: pure C, no nginx types, so that unit tests and fuzzers
+ * can drive them without a server.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_PATH_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_PATH_H_INCLUDED_
+
+
+#include <stddef.h>
+
+
+/* a file name, as the file system takes it */
+#define NGX_HTTP_MALLOC_NAME_MAX   255
+
+/* room for a pid in an expanded "%p" */
+#define NGX_HTTP_MALLOC_PID_LEN    10
+
+
+typedef enum {
+    NGX_HTTP_MALLOC_PATH_OK = 0,
+    NGX_HTTP_MALLOC_PATH_CONTROL,
+    NGX_HTTP_MALLOC_PATH_OUTSIDE,
+    NGX_HTTP_MALLOC_PATH_SUBDIR,
+    NGX_HTTP_MALLOC_PATH_DOT,
+    NGX_HTTP_MALLOC_PATH_DIR,
+    NGX_HTTP_MALLOC_PATH_PERCENT,
+    NGX_HTTP_MALLOC_PATH_TOO_LONG
+} ngx_http_malloc_path_rc_e;
+
+
+/*
+ * Turns a requested name or absolute path into a file-name template in
+ * "dir": "%p" stands for the pid and "%%" for "%".  With "multi" set and no
+ * "%p" in the name, ".%p" goes before the extension.  Returns the length
+ * written to "out" (NUL-terminated) or a negative ngx_http_malloc_path_rc_e.
+ */
+int ngx_http_malloc_path_template(const char *dir, size_t dir_len,
+    const unsigned char *name, size_t len, int multi, char *out,
+    size_t size);
+
+/* expands a template for one pid; returns the length or -1 if too long */
+int ngx_http_malloc_path_expand(const char *tmpl, long pid, char *out,
+    size_t size);
+
+/* a sentence saying what is wrong with a refused name */
+const char *ngx_http_malloc_path_strerror(int rc);
+
+
+#endif /* _NGX_HTTP_MALLOC_PATH_H_INCLUDED_ */
