@@ -13,15 +13,19 @@ SRCS      := $(wildcard ngx_http_malloc_module/*.c ngx_http_malloc_module/*.h)
 CORE      := ngx_http_malloc_module/ngx_http_malloc_path.c \
 	         ngx_http_malloc_module/ngx_http_malloc_json.c
 UNIT      := $(BUILD)/unit_path $(BUILD)/unit_json
+FUZZ      := $(BUILD)/fuzz_path $(BUILD)/fuzz_body
+FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
 	         -fno-omit-frame-pointer -Ingx_http_malloc_module
+CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
+	         -Ingx_http_malloc_module
 
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
-	         golang-go curl gcc make
+	         golang-go curl gcc make clang libclang-rt-14-dev
 
-.PHONY: all deps test unit demo clean
+.PHONY: all deps test unit fuzz fuzz-smoke demo clean
 
 all: $(MODULE)
 
@@ -46,7 +50,36 @@ $(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h
 
 unit: $(UNIT)
 
-test: deps $(MODULE) $(UNIT)
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE) ngx_http_malloc_module/*.h
+	@mkdir -p $(BUILD)
+	clang $(CFLAGS_F) -o $@ $< $(CORE) -ljansson
+
+# Each target runs on build/corpus/NAME: the seeds of fuzz/corpus/NAME plus
+# what earlier runs found; crashes go to build/fuzz_NAME-crash-*.
+fuzz: $(FUZZ)
+	@failed=""; \
+	for f in $(FUZZ); do \
+	    t=$${f##*/}; n=$${t#fuzz_}; c=$(BUILD)/corpus/$$n; \
+	    mkdir -p $$c && cp fuzz/corpus/$$n/* $$c/ || exit 1; \
+	    echo "$$t: $(FUZZ_TIME)s on $$c, log in $(BUILD)/$$t.log"; \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    $$f -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 \
+	        -print_final_stats=1 -artifact_prefix=$(BUILD)/$$t- \
+	        $$c > $(BUILD)/$$t.log 2>&1; \
+	    rc=$$?; \
+	    sed -n 's/^stat::number_of_executed_units: */  executions: /p' \
+	        $(BUILD)/$$t.log; \
+	    echo "  corpus: $$(ls $$c | wc -l) inputs"; \
+	    if [ $$rc != 0 ]; then \
+	        tail -n 40 $(BUILD)/$$t.log; failed="$$failed $$t"; \
+	    fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzing failed:$$failed"; exit 1; fi
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=5
+
+test: deps $(MODULE) $(UNIT) fuzz-smoke
 	prove -r t
 
 demo: deps $(MODULE)

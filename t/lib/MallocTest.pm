@@ -1,0 +1,377 @@
+package MallocTest;
+
+# Test harness: starts a real nginx (Debian's /usr/sbin/nginx) with the
+# module, on a free loopback port, in its own prefix, on jemalloc unless
+# told otherwise.  Our own code, in the shape of nginx-tests.
+
+use strict;
+use warnings;
+
+use Cwd qw(abs_path);
+use Exporter qw(import);
+use File::Basename qw(dirname);
+use File::Temp qw(tempdir);
+use HTTP::Tiny;
+use IO::Socket::INET;
+use JSON::PP;
+use POSIX qw(WNOHANG);
+use Test::More;
+use Time::HiRes qw(sleep time);
+
+our @EXPORT_OK = qw(json_decode poll_until);
+
+our $ROOT = abs_path(dirname(__FILE__) . '/../..');
+our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
+our $JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
+our $MALLOC_CONF = 'prof:true,prof_active:false';
+
+my $JSON = JSON::PP->new->utf8->allow_nonref;
+
+sub json_decode {
+    my ($text) = @_;
+    my $v = eval { $JSON->decode($text) };
+    return $v;
+}
+
+# calls $check every 20 ms until it returns true or $secs pass
+sub poll_until {
+    my ($secs, $check) = @_;
+    my $end = time() + $secs;
+    while (1) {
+        my $v = $check->();
+        return $v if $v;
+        return undef if time() > $end;
+        sleep 0.02;
+    }
+}
+
+sub free_port {
+    my $s = IO::Socket::INET->new(
+        LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp',
+        Listen => 1, ReuseAddr => 1) or die "no free port: $!";
+    my $port = $s->sockport;
+    close $s;
+    return $port;
+}
+
+# new(%opt):
+#   workers   => 2            worker_processes
+#   jemalloc  => 1            LD_PRELOAD jemalloc
+#   malloc_conf => '...'      MALLOC_CONF (undef: not set)
+#   admin     => 'write=on'   malloc_admin parameters, undef: no location
+#   http      => '...'        extra http-level directives
+#   server    => '...'        extra server-level directives
+#   conf      => '...'        whole nginx.conf, with %%PORT%%, %%PREFIX%%,
+#                             %%MODULES%% and %%ROOT%% replaced
+#   dump_dir  => 0            leave malloc_dump_dir out
+#   reuseport => 1            one socket per worker, so that tests reach
+#                             every worker; 0 when a worker is stopped
+sub new {
+    my ($class, %opt) = @_;
+
+    my $self = bless {
+        workers => 2, jemalloc => 1, admin => 'write=on',
+        malloc_conf => $MALLOC_CONF, http => '', server => '',
+        reuseport => 1,
+        %opt,
+    }, $class;
+
+    # workers run as nobody: the prefix must be traversable for them
+    $self->{prefix} = tempdir('malloc-test-XXXXXX', TMPDIR => 1,
+                              CLEANUP => !$ENV{TEST_KEEP});
+    chmod 0755, $self->{prefix};
+    mkdir "$self->{prefix}/$_" for qw(logs conf);
+    $self->{port} = free_port();
+
+    return $self;
+}
+
+sub prefix { $_[0]{prefix} }
+sub port { $_[0]{port} }
+sub url { "http://127.0.0.1:$_[0]{port}$_[1]" }
+sub dump_dir { "$_[0]{prefix}/dumps" }
+
+sub modules {
+    return "load_module $ROOT/build/ngx_http_malloc_module.so;\n"
+        . "load_module $ROOT/build/ngx_http_malloc_test_module.so;\n";
+}
+
+sub conf_text {
+    my ($self) = @_;
+    my $p = $self->{prefix};
+
+    my $conf = $self->{conf};
+
+    if (!defined $conf) {
+        my $admin = defined $self->{admin}
+            ? "location /malloc/ { malloc_admin $self->{admin}; }" : '';
+        my $reuseport = $self->{reuseport} ? 'reuseport' : '';
+        my $dump = $self->{dump_dir} // 1
+            ? "malloc_dump_dir $p/dumps;" : '';
+
+        $conf = <<"EOF";
+%%MODULES%%
+worker_processes $self->{workers};
+error_log $p/logs/error.log info;
+pid $p/logs/nginx.pid;
+env LD_PRELOAD;
+env MALLOC_CONF;
+
+events {
+    worker_connections 256;
+}
+
+http {
+    access_log $p/logs/access.log;
+    client_body_temp_path $p/body;
+    proxy_temp_path $p/proxy;
+    fastcgi_temp_path $p/fastcgi;
+    uwsgi_temp_path $p/uwsgi;
+    scgi_temp_path $p/scgi;
+    $dump
+    $self->{http}
+
+    server {
+        listen 127.0.0.1:%%PORT%% $reuseport;
+
+        $admin
+
+        location /t/ {
+            malloc_test;
+        }
+
+        location / {
+            return 200 "ok\\n";
+        }
+
+        $self->{server}
+    }
+}
+EOF
+    }
+
+    my $modules = modules();
+    $conf =~ s/%%MODULES%%/$modules/g;
+    $conf =~ s/%%PORT%%/$self->{port}/g;
+    $conf =~ s/%%PREFIX%%/$p/g;
+    $conf =~ s/%%ROOT%%/$ROOT/g;
+    return $conf;
+}
+
+sub write_conf {
+    my ($self) = @_;
+    open my $fh, '>', "$self->{prefix}/conf/nginx.conf" or die $!;
+    print $fh $self->conf_text;
+    close $fh;
+}
+
+sub env {
+    my ($self) = @_;
+    my %env = (%ENV);
+    delete $env{LD_PRELOAD};
+    delete $env{MALLOC_CONF};
+    $env{LD_PRELOAD} = $JEMALLOC if $self->{jemalloc};
+    $env{MALLOC_CONF} = $self->{malloc_conf} if defined $self->{malloc_conf};
+    return %env;
+}
+
+# runs nginx with the given arguments in the test's environment;
+# returns (exit status, output)
+sub run_nginx {
+    my ($self, @args) = @_;
+    local %ENV = $self->env;
+    my $out = "$self->{prefix}/logs/cmd.out";
+    my $rc = system("$NGINX -p $self->{prefix}/ -c "
+        . "$self->{prefix}/conf/nginx.conf @args > $out 2>&1");
+    open my $fh, '<', $out;
+    local $/;
+    my $text = <$fh> // '';
+    return ($rc, $text);
+}
+
+sub test_conf {
+    my ($self) = @_;
+    $self->write_conf;
+    return $self->run_nginx('-t');
+}
+
+sub start {
+    my ($self) = @_;
+    $self->write_conf;
+    my ($rc, $out) = $self->run_nginx();
+    die "nginx failed to start: $out" if $rc != 0;
+    $self->{started} = 1;
+
+    poll_until(10, sub { -s "$self->{prefix}/logs/nginx.pid" })
+        or die "no pid file";
+    poll_until(10, sub { $self->worker_pids == $self->{workers} })
+        or die "workers did not start";
+    poll_until(10, sub {
+        IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                              PeerPort => $self->{port});
+    }) or die "port $self->{port} not open";
+
+    return $self;
+}
+
+sub master_pid {
+    my ($self) = @_;
+    open my $fh, '<', "$self->{prefix}/logs/nginx.pid" or return undef;
+    my $pid = <$fh>;
+    chomp $pid if defined $pid;
+    return $pid;
+}
+
+# the workers of the current master, from /proc; titles tell old from new
+sub worker_pids {
+    my ($self, $all) = @_;
+    my $master = $self->master_pid or return ();
+    my @pids;
+    opendir my $d, '/proc' or return ();
+    for my $pid (grep { /^\d+$/ } readdir $d) {
+        open my $fh, '<', "/proc/$pid/stat" or next;
+        my $stat = <$fh> // next;
+        my ($ppid) = $stat =~ /^\d+ \(.*\) \S (\d+)/ or next;
+        next unless $ppid == $master;
+        open my $cf, '<', "/proc/$pid/cmdline" or next;
+        my $cmd = <$cf> // '';
+        next unless $cmd =~ /worker process/;
+        next if !$all && $cmd =~ /is shutting down/;
+        push @pids, $pid;
+    }
+    @pids = sort { $a <=> $b } @pids;
+    return @pids;
+}
+
+sub reload {
+    my ($self, %opt) = @_;
+    my %old = map { $_ => 1 } $self->worker_pids(1);
+    $self->{$_} = $opt{$_} for keys %opt;
+    $self->write_conf;
+    my ($rc, $out) = $self->run_nginx('-s', 'reload');
+    die "reload failed: $out" if $rc != 0;
+    poll_until(10, sub {
+        my @new = $self->worker_pids;
+        @new == $self->{workers} && !grep { $old{$_} } @new;
+    }) or die "reload did not replace the workers";
+    return $self;
+}
+
+sub stop {
+    my ($self) = @_;
+    return unless $self->{started};
+    my $master = $self->master_pid;
+    $self->{started} = 0;
+    return unless $master;
+    kill 'TERM', $master;
+    # SIGSTOPped workers would never see the TERM
+    kill 'CONT', $self->worker_pids(1);
+    poll_until(10, sub { !kill 0, $master });
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    local $?;
+    $self->stop;
+}
+
+sub http {
+    my ($self, $method, $path, $body, %headers) = @_;
+    my $ua = HTTP::Tiny->new(keep_alive => 0, timeout => 30);
+    my $res = $ua->request($method, $self->url($path), {
+        headers => \%headers,
+        defined $body ? (content => $body) : (),
+    });
+    $res->{json} = json_decode($res->{content})
+        if ($res->{headers}{'content-type'} // '') =~ m{application/json};
+    return $res;
+}
+
+# a plain HTTP/1.0 request from a chosen local port: with reuseport the
+# port decides which worker's socket takes the connection
+sub http_from {
+    my ($self, $lport, $method, $path, $body, $timeout) = @_;
+    my $s = IO::Socket::INET->new(
+        PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+        LocalAddr => '127.0.0.1', LocalPort => $lport, ReuseAddr => 1,
+        Timeout => 5) or return { status => 599, content => "$!" };
+    $body //= '';
+    print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
+        . "Content-Length: " . length($body) . "\r\n\r\n$body";
+    my $text = '';
+    my $rin = '';
+    vec($rin, fileno($s), 1) = 1;
+    my $end = time() + ($timeout // 30);
+    while (time() < $end) {
+        my $rout = $rin;
+        last unless select($rout, undef, undef, $end - time());
+        my $n = sysread($s, my $chunk, 65536);
+        last unless $n;
+        $text .= $chunk;
+    }
+    close $s;
+    my ($head, $content) = split /\r\n\r\n/, $text, 2;
+    my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
+    return { status => $status // 599, content => $content,
+             json => json_decode($content // '') };
+}
+
+# local ports whose connections land on the worker "pid"
+sub ports_to {
+    my ($self, $pid, $count) = @_;
+    my @ports;
+    for my $lport (41000 .. 42000) {
+        my $r = $self->http_from($lport, 'GET', '/t/state');
+        push @ports, $lport if $r->{json} && $r->{json}{pid} == $pid;
+        last if @ports >= $count;
+    }
+    return @ports;
+}
+
+sub get { my $self = shift; $self->http('GET', @_) }
+sub post { my $self = shift; $self->http('POST', @_) }
+
+# asks each worker itself, bypassing the module: {pid => prof_active}
+sub states_by_worker {
+    my ($self) = @_;
+    my %want = map { $_ => 1 } $self->worker_pids;
+    my %seen;
+    for (1 .. 400) {
+        my $r = $self->get('/t/state');
+        next unless $r->{json};
+        $seen{$r->{json}{pid}} = $r->{json}{prof_active} ? 1 : 0;
+        last if !grep { !exists $seen{$_} } keys %want;
+    }
+    return \%seen;
+}
+
+sub log_text {
+    my ($self, $name) = @_;
+    open my $fh, '<', "$self->{prefix}/logs/" . ($name // 'error.log')
+        or return '';
+    local $/;
+    return <$fh> // '';
+}
+
+# the lines at or above "level" that do not match the expected patterns
+sub log_lines {
+    my ($self, $re) = @_;
+    return grep { /$re/ } split /\n/, $self->log_text;
+}
+
+sub no_alerts {
+    my ($self, @expected) = @_;
+    my @bad = grep {
+        my $l = $_;
+        !grep { $l =~ $_ } @expected
+    } $self->log_lines(qr/\[(alert|crit|emerg)\]/);
+    is(join("\n", @bad), '', 'no alert, crit or emerg in error.log');
+}
+
+sub curl {
+    my ($self, $cmd) = @_;
+    my $out = `$cmd 2>&1`;
+    return $out;
+}
+
+1;

@@ -1,0 +1,74 @@
+#!/usr/bin/perl
+
+# The desired state lives in shared memory: it survives a reload, a reload
+# that changes worker_processes, and a worker killed with SIGKILL.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use MallocTest qw(poll_until);
+
+my $t = MallocTest->new(workers => 2)->start;
+
+my $r = $t->post('/malloc/prof_active', 'true');
+is($r->{status}, 200, 'profiling on');
+
+$t->reload;
+my $s = $t->states_by_worker;
+is(scalar keys %$s, 2, 'two new workers');
+is_deeply([values %$s], [1, 1], 'new workers profile after reload');
+
+$r = $t->get('/malloc/prof_active');
+ok($r->{json}{prof_active}, 'desired state kept');
+is_deeply([sort { $a <=> $b } map { $_->{pid} } @{$r->{json}{workers}}],
+          [$t->worker_pids], 'only the new generation is listed');
+
+# more workers
+
+$t->reload(workers => 4);
+$s = $t->states_by_worker;
+is(scalar keys %$s, 4, 'four workers after reload');
+is_deeply([values %$s], [1, 1, 1, 1], 'all four profile');
+$r = $t->get('/malloc/');
+is(scalar @{$r->{json}{workers}}, 4, 'index lists four');
+
+# fewer workers; commands answer without waiting for the gone ones
+
+$t->reload(workers => 2);
+$r = $t->post('/malloc/prof_active', 'false');
+is($r->{status}, 200, 'command after shrinking');
+is(scalar @{$r->{json}{workers}}, 2, 'two workers answer');
+$r = $t->post('/malloc/prof_active', 'true');
+
+# a worker killed: its replacement comes up profiling
+
+my @before = $t->worker_pids;
+kill 'KILL', $before[0];
+poll_until(10, sub {
+    my @now = $t->worker_pids;
+    @now == 2 && !grep { $_ == $before[0] } @now;
+}) or fail('worker respawned');
+
+$s = $t->states_by_worker;
+is(scalar keys %$s, 2, 'replacement worker serves');
+is_deeply([values %$s], [1, 1], 'replacement worker profiles');
+
+poll_until(5, sub {
+    my $j = $t->get('/malloc/prof_active')->{json};
+    !grep { $_->{pid} == $before[0] } @{$j->{workers}};
+}) or fail('slot updated');
+$r = $t->get('/malloc/prof_active');
+ok(!grep({ !$_->{prof_active} } @{$r->{json}{workers}}),
+   'slots report profiling');
+
+$r = $t->post('/malloc/prof_dump', '"after-kill.heap"');
+is($r->{status}, 200, 'dump after respawn');
+
+$t->no_alerts(qr/exited on signal 9/);
+$t->stop;
+
+done_testing;

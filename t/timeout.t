@@ -1,0 +1,110 @@
+#!/usr/bin/perl
+
+# A worker that does not answer never hangs the request: after the
+# timeout the answer names it.  Writes never interleave: 409 busy.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use IO::Socket::INET;
+use Test::More;
+use Time::HiRes qw(time);
+use MallocTest qw(poll_until json_decode);
+
+my $t = MallocTest->new(workers => 2, admin => 'write=on timeout=1s')
+    ->start;
+
+my @pids = $t->worker_pids;
+
+# requests go only to worker 0: a connection queued for the stopped
+# worker would hang, then run when it resumes
+my @ports = $t->ports_to($pids[0], 4);
+is(scalar @ports, 4, 'found local ports that reach worker 0');
+
+kill 'STOP', $pids[1];
+
+my $next = 0;
+
+sub ask {
+    my ($method, $path, $body) = @_;
+    return $t->http_from($ports[$next++ % @ports], $method, $path, $body);
+}
+
+sub raw_to_live {
+    my ($text) = @_;
+    my $s = IO::Socket::INET->new(
+        PeerAddr => '127.0.0.1', PeerPort => $t->port,
+        LocalAddr => '127.0.0.1', LocalPort => $ports[$next++ % @ports],
+        ReuseAddr => 1) or die "$!";
+    print $s $text;
+    return $s;
+}
+
+my $start = time;
+my $r = ask('POST', '/malloc/prof_active', 'true');
+my $took = time - $start;
+
+is($r->{status}, 504, 'stopped worker: 504');
+is($r->{json}{error}{code}, 'worker_timeout', 'error code');
+like($r->{json}{error}{text}, qr/pid $pids[1]\b.*did not answer/,
+     'error names the worker');
+ok($took < 6, 'answered after the deadline, not hung');
+
+my ($w0) = grep { $_->{pid} == $pids[0] } @{$r->{json}{workers}};
+my ($w1) = grep { $_->{pid} == $pids[1] } @{$r->{json}{workers}};
+ok($w0->{prof_active} && !$w0->{error}, 'live worker applied it');
+is($w1->{error}{code}, 'worker_timeout', 'stopped worker listed with error');
+
+# the command is over: the next is taken (and times out again)
+
+$r = ask('POST', '/malloc/prof_dump', '"stopped.heap"');
+is($r->{status}, 504, 'dump with a stopped worker');
+ok(-f $t->dump_dir . "/stopped.$pids[0].heap", 'live worker dumped');
+
+# busy: a second write while one is pending
+
+my $sock = raw_to_live("POST /malloc/prof_active HTTP/1.0\r\n"
+                       . "Content-Length: 5\r\n\r\nfalse");
+select undef, undef, undef, 0.2;
+my $busy = ask('POST', '/malloc/prof_active', 'true');
+is($busy->{status}, 409, 'concurrent write refused');
+is($busy->{json}{error}{code}, 'busy', 'busy code');
+my $first = join '', <$sock>;
+like($first, qr/^HTTP\/1\.1 504/, 'first write answered after its deadline');
+
+# resumed: the worker catches up with the desired state
+
+kill 'CONT', $pids[1];
+$r = ask('POST', '/malloc/prof_active', 'true');
+is($r->{status}, 200, 'resumed worker answers');
+ok(!grep({ !$_->{prof_active} } @{$r->{json}{workers}}),
+   'both workers profile');
+ok(!-e $t->dump_dir . "/stopped.$pids[1].heap",
+   'a stale dump command is not carried out late');
+
+# the client goes away while waiting: no leak, no alert, next one works
+
+kill 'STOP', $pids[1];
+$sock = raw_to_live("POST /malloc/prof_active HTTP/1.0\r\n"
+                    . "Content-Length: 4\r\n\r\ntrue");
+select undef, undef, undef, 0.2;
+is(ask('POST', '/malloc/prof_active', 'true')->{status}, 409,
+   'pending while the client waits');
+close $sock;
+select undef, undef, undef, 0.2;
+kill 'CONT', $pids[1];
+$r = poll_until(5, sub {
+    my $x = ask('POST', '/malloc/prof_active', 'false');
+    $x->{status} == 200 ? $x : undef;
+});
+ok($r, 'the abandoned command released the board');
+like($t->log_text, qr/client prematurely closed connection/,
+     'the abandoned request was ended at once');
+
+$t->no_alerts;
+$t->stop;
+
+done_testing;
