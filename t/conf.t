@@ -1,0 +1,110 @@
+#!/usr/bin/perl
+
+# Configuration: directive errors that nginx -t reports, the dump
+# directory, and a module that is loaded but not used.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use MallocTest;
+
+sub conf_error {
+    my (%opt) = @_;
+    my $re = delete $opt{re};
+    my $name = delete $opt{name};
+    my $t = MallocTest->new(%opt);
+    $t->{setup}->($t) if $t->{setup};
+    my ($rc, $out) = $t->test_conf;
+    isnt($rc, 0, "nginx -t fails: $name");
+    like($out, $re, "message: $name");
+}
+
+conf_error(name => 'dump dir is a file',
+           http => 'malloc_dump_dir %%PREFIX%%/conf/nginx.conf;',
+           dump_dir => 0,
+           re => qr/malloc_dump_dir ".*nginx\.conf" exists and is not a directory/);
+
+conf_error(name => 'dump dir parent missing',
+           http => 'malloc_dump_dir %%PREFIX%%/no/such/dir;', dump_dir => 0,
+           re => qr/mkdir\(\) ".*no\/such\/dir" failed \(2: No such file/);
+
+conf_error(name => 'bad malloc_admin parameter', admin => 'write=yes',
+           re => qr/invalid parameter "write=yes"/);
+
+conf_error(name => 'bad timeout', admin => 'timeout=soon',
+           re => qr/invalid timeout "timeout=soon"/);
+
+conf_error(name => 'zero timeout', admin => 'timeout=0',
+           re => qr/invalid timeout/);
+
+conf_error(name => 'regex location', admin => undef,
+           server => 'location ~ ^/m/ { malloc_admin; }',
+           re => qr/"malloc_admin" directive cannot be used in a regex location/);
+
+conf_error(name => 'duplicate malloc_admin', admin => 'write=on; malloc_admin',
+           re => qr/"malloc_admin" directive is duplicate/);
+
+conf_error(name => 'duplicate malloc_dump_dir',
+           http => 'malloc_dump_dir /tmp;',
+           re => qr/"malloc_dump_dir" directive is duplicate/);
+
+conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
+           server => 'malloc_dump_dir /tmp;',
+           re => qr/"malloc_dump_dir" directive is not allowed here/);
+
+# a trailing slash is dropped; a relative path is under the prefix
+
+my $t = MallocTest->new(dump_dir => 0, http => 'malloc_dump_dir dumps//;');
+$t->start;
+is($t->get('/malloc/')->{json}{dump_dir}, $t->prefix . '/dumps',
+   'relative dump dir under the prefix, trailing slash dropped');
+is($t->post('/malloc/prof_dump', '"' . $t->prefix . '/dumps/abs.heap"')
+   ->{status}, 200, 'absolute path inside it');
+$t->stop;
+
+# the default dump directory sits beside the client body temp path
+
+$t = MallocTest->new(dump_dir => 0)->start;
+is($t->get('/malloc/')->{json}{dump_dir}, '/var/lib/nginx/malloc',
+   'default dump dir');
+ok(-d '/var/lib/nginx/malloc', 'default dump dir created');
+$t->stop;
+
+# an exact location works as well
+
+$t = MallocTest->new(admin => undef,
+                     server => 'location = /m { malloc_admin; }')->start;
+is($t->get('/m')->{status}, 200, 'exact location');
+$t->stop;
+
+# loaded but not used: no directory, no zone, responses unchanged, quiet
+
+my $plain = MallocTest->new(admin => undef, dump_dir => 0,
+                            conf => undef);
+$plain->{conf} = $plain->conf_text;
+$plain->{conf} =~ s/^load_module .*malloc_module\.so;\n//m;
+$plain->start;
+
+$t = MallocTest->new(admin => undef,
+                     http => 'malloc_dump_dir %%PREFIX%%/unused;',
+                     dump_dir => 0)->start;
+
+for my $path ('/', '/t/state', '/malloc/', '/missing/') {
+    my $a = $plain->get($path);
+    my $b = $t->get($path);
+    is($b->{status}, $a->{status}, "same status for $path");
+    my ($ca, $cb) = ($a->{content}, $b->{content});
+    s/"pid": \d+/"pid": N/ for $ca, $cb;
+    is($cb, $ca, "same body for $path");
+}
+
+ok(!-e $t->prefix . '/unused', 'no dump directory created when unused');
+is(scalar $t->log_lines(qr/\[(notice|warn|error)\].*(malloc|heap)/), 0,
+   'nothing logged about the module');
+$t->no_alerts;
+
+done_testing;
