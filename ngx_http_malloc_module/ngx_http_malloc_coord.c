@@ -1,15 +1,20 @@
 
 /*
  * The command board: one shared zone holds the last command and the
- * desired profiling state; every worker of the current generation polls it
- * with a timer, applies what changed and writes its own slot.  The shm
- * mutex guards copies in and out only: never mallctl, file I/O or dumps.
+ * desired profiling state.  A poster wakes every worker of the current
+ * generation through its eventfd (created by the master before the
+ * workers fork); the worker applies what changed and writes its own slot.
+ * The shm mutex guards copies in and out only: never mallctl, file I/O or
+ * dumps.
  */
 
 
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <ngx_channel.h>
+
+#include <sys/eventfd.h>
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -17,7 +22,10 @@
 #include "ngx_http_malloc_dump.h"
 
 
+static void ngx_http_malloc_coord_close_wake(void *data);
 static void ngx_http_malloc_coord_timer(ngx_event_t *ev);
+static void ngx_http_malloc_coord_woken(ngx_event_t *ev);
+static void ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf);
 static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 
@@ -70,8 +78,9 @@ ngx_int_t
 ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
-    ngx_uint_t              workers;
+    ngx_uint_t              i, workers;
     ngx_core_conf_t        *ccf;
+    ngx_pool_cleanup_t     *cln;
     ngx_http_malloc_shm_t  *shm;
 
     ccf = (ngx_core_conf_t *) ngx_get_conf(cycle->conf_ctx, ngx_core_module);
@@ -80,6 +89,34 @@ ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
 
     if (workers > NGX_MAX_PROCESSES) {
         workers = NGX_MAX_PROCESSES;
+    }
+
+    mmcf->wake = ngx_palloc(cycle->pool, workers * sizeof(ngx_fd_t));
+    if (mmcf->wake == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(cycle->pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    for (i = 0; i < workers; i++) {
+        mmcf->wake[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+        if (mmcf->wake[i] == -1) {
+            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
+                          "eventfd() failed");
+            break;
+        }
+    }
+
+    mmcf->nwake = i;
+    cln->handler = ngx_http_malloc_coord_close_wake;
+    cln->data = mmcf;
+
+    if (i < workers) {
+        return NGX_ERROR;
     }
 
     shm = mmcf->shm_zone->data;
@@ -92,6 +129,21 @@ ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_malloc_coord_close_wake(void *data)
+{
+    ngx_http_malloc_main_conf_t *mmcf = data;
+
+    ngx_uint_t  i;
+
+    for (i = 0; i < mmcf->nwake; i++) {
+        (void) close(mmcf->wake[i]);
+    }
+
+    mmcf->nwake = 0;
 }
 
 
@@ -172,7 +224,63 @@ ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
 
     ngx_add_timer(&ngx_http_malloc_poll_ev, NGX_HTTP_MALLOC_POLL);
 
+    if (ngx_worker < mmcf->nwake
+        && ngx_add_channel_event(cycle, mmcf->wake[ngx_worker],
+                                 NGX_READ_EVENT, ngx_http_malloc_coord_woken)
+           != NGX_OK)
+    {
+        /* the timer still brings commands, only later */
+        ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
+                      "cannot watch the heap profiling eventfd");
+    }
+
     return NGX_OK;
+}
+
+
+static void
+ngx_http_malloc_coord_woken(ngx_event_t *ev)
+{
+    uint64_t                      n;
+    ngx_connection_t             *c;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    c = ev->data;
+
+    /* level-triggered: drain the counter, however many posts it holds */
+    (void) read(c->fd, &n, sizeof(n));
+
+    if (ngx_exiting || ngx_quit || ngx_terminate) {
+        return;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+    shm = mmcf->shm_zone->data;
+
+    if (shm->sh->generation == ngx_http_malloc_generation
+        && shm->sh->seq != ngx_http_malloc_applied)
+    {
+        ngx_http_malloc_coord_apply(mmcf, ev->log);
+    }
+}
+
+
+static void
+ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf)
+{
+    uint64_t    one;
+    ngx_uint_t  i;
+
+    one = 1;
+
+    for (i = 0; i < mmcf->nwake; i++) {
+        if (i != ngx_worker) {
+            /* EAGAIN: the counter is already set, the worker will come */
+            (void) write(mmcf->wake[i], &one, sizeof(one));
+        }
+    }
 }
 
 
@@ -249,7 +357,7 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
         if (err != 0) {
             ngx_log_error(NGX_LOG_ERR, log, err,
                           "mallctl(\"prof.active\") failed");
-            rc = NGX_HTTP_MALLOC_DUMP_MALLCTL;
+            rc = NGX_HTTP_MALLOC_RC_ACTIVE;
 
         } else {
             ngx_log_error(NGX_LOG_INFO, log, 0, "heap profiling turned %s",
@@ -316,14 +424,13 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
 
 
 /*
- * Posts a command and applies it in this worker at once.  NGX_BUSY when
- * another command is still being answered: writes never interleave.
+ * Posts a command and wakes the other workers.  NGX_BUSY when another
+ * command is still being answered: writes never interleave.
  */
 
 ngx_int_t
 ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout,
-    ngx_log_t *log)
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout)
 {
     ngx_http_malloc_shm_t  *shm;
 
@@ -357,9 +464,19 @@ ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
 
     ctx->deadline = ngx_current_msec + timeout;
 
-    ngx_http_malloc_coord_apply(mmcf, log);
+    ngx_http_malloc_coord_wake(mmcf);
 
     return NGX_OK;
+}
+
+
+/* the poster applies its own command at once */
+
+void
+ngx_http_malloc_coord_apply_own(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    ngx_http_malloc_coord_apply(mmcf, log);
 }
 
 

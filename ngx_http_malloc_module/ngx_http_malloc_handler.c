@@ -43,7 +43,9 @@ static ngx_int_t ngx_http_malloc_post_active(ngx_http_request_t *r,
 static ngx_int_t ngx_http_malloc_post_dump(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
+static ngx_int_t ngx_http_malloc_check_name(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_uint_t active);
 static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
@@ -107,11 +109,20 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
     {
         ep.data += clcf->name.len;
         ep.len -= clcf->name.len;
-    }
 
-    if (ep.len > 0 && ep.data[0] == '/') {
-        ep.data++;
-        ep.len--;
+        /* "location /malloc" matches "/mallocfoo": not an endpoint */
+
+        if (ep.len > 0 && clcf->name.len > 0
+            && clcf->name.data[clcf->name.len - 1] != '/')
+        {
+            if (ep.data[0] != '/') {
+                ep = r->uri;
+
+            } else {
+                ep.data++;
+                ep.len--;
+            }
+        }
     }
 
     for (i = 0; ngx_http_malloc_endpoints[i].name.data != NULL; i++) {
@@ -148,7 +159,7 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_ALLOWED,
                                      "method_not_allowed",
-                                     "\"%V\" takes %V", &ep,
+                                     "\"%V\" takes %V", &r->uri,
                                      &ngx_http_malloc_endpoints[i].allow);
     }
 
@@ -414,13 +425,14 @@ ngx_http_malloc_post_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 /*
  * Refuses a dump before any worker writes: the directory must be usable
  * and no worker's file may exist, so a refused request changes nothing.
+ * NGX_DECLINED once the refusal is sent; *sent is what sending returned.
  */
 
 static ngx_int_t
-ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_int_t *sent)
 {
-    int                           rc, err;
-    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    ngx_int_t                     rc;
     ngx_uint_t                    i, n;
     ngx_http_malloc_answer_t     *answers;
     ngx_http_malloc_main_conf_t  *mmcf;
@@ -442,31 +454,53 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
             continue;
         }
 
-        (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
-                                           (long) answers[i].slot.pid,
-                                           name, sizeof(name));
+        rc = ngx_http_malloc_check_name(r, ctx, answers[i].slot.pid, sent);
 
-        err = 0;
-        rc = ngx_http_malloc_dump_check((char *) mmcf->dump_dir->name.data,
-                                        name, &err);
-
-        if (rc == NGX_HTTP_MALLOC_DUMP_EXISTS) {
-            return ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "file_exists",
-                       "\"%V/%s\" exists; dumps never overwrite files",
-                       &mmcf->dump_dir->name, name);
-        }
-
-        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
-            return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                       "dump_dir_unusable",
-                       "malloc_dump_dir \"%V\" cannot be used by the "
-                       "worker user: %s; nginx creates it at start-up, so "
-                       "reload nginx or create it for that user",
-                       &mmcf->dump_dir->name, strerror(err));
+        if (rc != NGX_OK) {
+            return rc;
         }
     }
 
     return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_check_name(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_pid_t pid, ngx_int_t *sent)
+{
+    int                           rc, err;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    (void) ngx_http_malloc_path_expand((char *) ctx->tmpl, (long) pid, name,
+                                       sizeof(name));
+
+    err = 0;
+    rc = ngx_http_malloc_dump_check((char *) mmcf->dump_dir->name.data,
+                                    name, &err);
+
+    if (rc == NGX_HTTP_MALLOC_DUMP_OK) {
+        return NGX_OK;
+    }
+
+    if (rc == NGX_HTTP_MALLOC_DUMP_EXISTS) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "file_exists",
+                   "\"%V/%s\" exists; dumps never overwrite files",
+                   &mmcf->dump_dir->name, name);
+
+    } else {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                   "dump_dir_unusable",
+                   "malloc_dump_dir \"%V\" cannot be used by the worker "
+                   "user: %s; nginx creates it at start-up, so reload "
+                   "nginx or create it for that user",
+                   &mmcf->dump_dir->name, strerror(err));
+    }
+
+    return NGX_DECLINED;
 }
 
 
@@ -482,11 +516,10 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
-        rc = ngx_http_malloc_check_names(r, ctx);
-        if (rc != NGX_OK) {
-            return rc;
-        }
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP
+        && ngx_http_malloc_check_names(r, ctx, &rc) != NGX_OK)
+    {
+        return rc;
     }
 
     cln = ngx_http_cleanup_add(r, 0);
@@ -496,8 +529,7 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     ctx->request = r;
 
-    rc = ngx_http_malloc_coord_post(mmcf, ctx, active, mlcf->timeout,
-                                    r->connection->log);
+    rc = ngx_http_malloc_coord_post(mmcf, ctx, active, mlcf->timeout);
 
     if (rc == NGX_BUSY) {
         return ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "busy",
@@ -519,6 +551,8 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                       &mmcf->dump_dir->name, ctx->tmpl,
                       &r->connection->addr_text);
     }
+
+    ngx_http_malloc_coord_apply_own(mmcf, r->connection->log);
 
     ctx->wait.handler = ngx_http_malloc_wait_handler;
     ctx->wait.data = r->connection;
@@ -696,7 +730,9 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     json_object_set_new(w, "pid", slot->pid ? json_integer(slot->pid)
                                             : json_null());
 
-    if (slot->pid != 0 && ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
+        && slot->result_seq == ctx->seq && slot->rc != NGX_HTTP_MALLOC_RC_ACTIVE)
+    {
         (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
                                            (long) slot->pid, name,
                                            sizeof(name));
@@ -741,11 +777,13 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         st = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS)
              ? NGX_HTTP_CONFLICT : NGX_HTTP_INTERNAL_SERVER_ERROR;
         code = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS) ? "file_exists"
-               : (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) ? "dump_failed"
-               : "mallctl_failed";
+               : (slot->rc == NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
+               : "dump_failed";
         p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
                          a->worker, slot->pid,
-                         ngx_http_malloc_dump_strerror(slot->rc));
+                         (slot->rc == NGX_HTTP_MALLOC_RC_ACTIVE)
+                         ? "mallctl(\"prof.active\") failed"
+                         : ngx_http_malloc_dump_strerror(slot->rc));
 
         if (slot->err != 0) {
             p = ngx_snprintf(p, sizeof(text) - 1 - (p - text), " (%s)",

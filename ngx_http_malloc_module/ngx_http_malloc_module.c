@@ -182,14 +182,16 @@ ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
 static char *
 ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
-    ngx_http_malloc_loc_conf_t *prev = parent;
     ngx_http_malloc_loc_conf_t *conf = child;
 
-    /* malloc_admin is a handler, like stub_status: never inherited */
+    /*
+     * malloc_admin is a handler, like stub_status, and its parameters
+     * belong to it: a nested "malloc_admin;" must not inherit write=on
+     */
 
     ngx_conf_init_value(conf->admin, 0);
-    ngx_conf_merge_value(conf->write, prev->write, 0);
-    ngx_conf_merge_msec_value(conf->timeout, prev->timeout, 5000);
+    ngx_conf_init_value(conf->write, 0);
+    ngx_conf_init_msec_value(conf->timeout, 5000);
 
     return NGX_CONF_OK;
 }

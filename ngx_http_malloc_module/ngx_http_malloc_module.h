@@ -19,11 +19,16 @@
 /* longest request body taken by any endpoint */
 #define NGX_HTTP_MALLOC_BODY_MAX     4096
 
-/* how often a worker looks at the board, and a waiting request at slots */
-#define NGX_HTTP_MALLOC_POLL         20
+/*
+ * A command wakes every worker through its eventfd; the timer is only a
+ * safety net (a poster from an older generation has no eventfds of the
+ * current one).  A waiting request looks at the slots more often.
+ */
+#define NGX_HTTP_MALLOC_POLL         1000
 #define NGX_HTTP_MALLOC_WAIT_POLL    5
 
-#define NGX_HTTP_MALLOC_TMPL_MAX     256
+/* a name of 255 bytes once expanded, written with "%%" and ".%p" */
+#define NGX_HTTP_MALLOC_TMPL_MAX     520
 
 
 typedef enum {
@@ -36,6 +41,8 @@ typedef enum {
 typedef struct {
     ngx_path_t                 *dump_dir;
     ngx_shm_zone_t             *shm_zone;
+    ngx_fd_t                   *wake;          /* an eventfd per worker */
+    ngx_uint_t                  nwake;
     ngx_uint_t                  admin;         /* unsigned admin:1; */
 } ngx_http_malloc_main_conf_t;
 
@@ -45,6 +52,10 @@ typedef struct {
     ngx_flag_t                  write;
     ngx_msec_t                  timeout;
 } ngx_http_malloc_loc_conf_t;
+
+
+/* a slot's rc besides ngx_http_malloc_dump_rc_e: prof.active failed */
+#define NGX_HTTP_MALLOC_RC_ACTIVE    100
 
 
 /* what one worker last did; written only by that worker */
@@ -110,7 +121,8 @@ ngx_int_t ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
 ngx_int_t ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf);
 ngx_int_t ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout,
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t prof_active, ngx_msec_t timeout);
+void ngx_http_malloc_coord_apply_own(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 void ngx_http_malloc_coord_release(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq);

@@ -70,6 +70,7 @@ is($r->{json}{error}{code}, 'method_not_allowed', '405 code');
 $r = $t->post('/malloc/', 'true');
 is($r->{status}, 405, 'POST index');
 is($r->{headers}{allow}, 'GET, HEAD', 'Allow on index');
+is($r->{json}{error}{text}, '"/malloc/" takes GET, HEAD', '405 text');
 
 $r = $t->http('DELETE', '/malloc/prof_active');
 is($r->{status}, 405, 'DELETE prof_active');

@@ -74,6 +74,28 @@ is($t->get('/malloc/')->{json}{dump_dir}, '/var/lib/nginx/malloc',
 ok(-d '/var/lib/nginx/malloc', 'default dump dir created');
 $t->stop;
 
+# a nested malloc_admin does not inherit write=on or the timeout
+
+$t = MallocTest->new(admin => undef, server => '
+        location /a/ {
+            malloc_admin write=on timeout=2s;
+            location /a/ro/ { malloc_admin; }
+        }')->start;
+is($t->post('/a/prof_active', 'false')->{status}, 200, 'outer writable');
+my $ro = $t->post('/a/ro/prof_active', 'true');
+is($ro->{status}, 403, 'nested location is read-only');
+ok(!$t->get('/a/ro/')->{json}{write}, 'and says so');
+$t->stop;
+
+# a prefix without a trailing slash only takes "/" after it
+
+$t = MallocTest->new(admin => undef,
+                     server => 'location /mc { malloc_admin; }')->start;
+is($t->get('/mc')->{status}, 200, 'the location itself');
+is($t->get('/mc/prof_active')->{status}, 200, 'an endpoint under it');
+is($t->get('/mcprof_active')->{status}, 404, 'no endpoint glued to it');
+$t->stop;
+
 # an exact location works as well
 
 $t = MallocTest->new(admin => undef,

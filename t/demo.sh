@@ -6,7 +6,7 @@ set -e
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PORT=${PORT:-8080}
-PREFIX=$ROOT/build/demo
+PREFIX=$ROOT/build/demo-$PORT
 NGINX=${NGINX:-/usr/sbin/nginx}
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 URL=http://127.0.0.1:$PORT/malloc
