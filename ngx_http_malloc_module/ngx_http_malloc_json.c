@@ -40,6 +40,17 @@ ngx_http_malloc_load(const unsigned char *body, size_t len, int *empty,
         return NULL;
     }
 
+    /*
+     * JSON text never holds a raw NUL, but jansson stops at one after a
+     * complete value: "true\0" would pass
+     */
+
+    if (memchr(body, '\0', len) != NULL) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "the body is not valid JSON: it contains a NUL byte");
+        return NULL;
+    }
+
     json = json_loadb((const char *) body, len,
                       JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES,
                       &error);

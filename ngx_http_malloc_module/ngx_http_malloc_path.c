@@ -22,7 +22,7 @@ ngx_http_malloc_path_template(const char *dir, size_t dir_len,
     const unsigned char *name, size_t len, int multi, char *out, size_t size)
 {
     int                   rc, has_pid;
-    size_t                i, dot, need;
+    size_t                i, dot, need, skip;
     const unsigned char  *p;
 
     for (i = 0; i < len; i++) {
@@ -35,8 +35,13 @@ ngx_http_malloc_path_template(const char *dir, size_t dir_len,
 
     if (len > 0 && name[0] == '/') {
 
-        if (len <= dir_len || memcmp(name, dir, dir_len) != 0
-            || name[dir_len] != '/')
+        /* "<dir>/name", where a dir of "/" brings its own slash */
+
+        skip = (dir_len > 0 && dir[dir_len - 1] == '/') ? dir_len
+                                                        : dir_len + 1;
+
+        if (len < skip || memcmp(name, dir, dir_len) != 0
+            || (skip > dir_len && name[dir_len] != '/'))
         {
             if (len == dir_len && memcmp(name, dir, dir_len) == 0) {
                 return -NGX_HTTP_MALLOC_PATH_DIR;
@@ -45,8 +50,8 @@ ngx_http_malloc_path_template(const char *dir, size_t dir_len,
             return -NGX_HTTP_MALLOC_PATH_OUTSIDE;
         }
 
-        p = name + dir_len + 1;
-        len -= dir_len + 1;
+        p = name + skip;
+        len -= skip;
     }
 
     rc = ngx_http_malloc_path_check(p, len, &has_pid);

@@ -197,6 +197,9 @@ test_accepted(void)
 static void
 test_absolute(void)
 {
+    int   rc;
+    char  out[64];
+
     accept_name("absolute inside dir", STR(DUMP_DIR "/a.heap"), 0, "a.heap");
     accept_name("absolute inside dir", STR(DUMP_DIR "/a.heap"), 1,
                 "a.%p.heap");
@@ -216,6 +219,19 @@ test_absolute(void)
     refuse_name("shorter than dir", STR("/tmp/dump"), 0,
                 NGX_HTTP_MALLOC_PATH_OUTSIDE);
     refuse_name("root", STR("/"), 0, NGX_HTTP_MALLOC_PATH_OUTSIDE);
+
+    /* malloc_dump_dir / keeps its only slash */
+
+    rc = ngx_http_malloc_path_template("/", 1, (const unsigned char *) "/a",
+                                       2, 0, out, sizeof(out));
+    is_int(rc, 1, "dir \"/\": \"/a\" is inside");
+    is_str(rc == 1 ? out : "", "a", "dir \"/\": name \"a\"");
+    rc = ngx_http_malloc_path_template("/", 1, (const unsigned char *) "//a",
+                                       3, 0, out, sizeof(out));
+    is_int(rc, -NGX_HTTP_MALLOC_PATH_SUBDIR, "dir \"/\": \"//a\" refused");
+    rc = ngx_http_malloc_path_template("/", 1, (const unsigned char *) "/",
+                                       1, 0, out, sizeof(out));
+    is_int(rc, -NGX_HTTP_MALLOC_PATH_DIR, "dir \"/\": \"/\" is the dir");
     refuse_name("elsewhere", STR("/etc/passwd"), 0,
                 NGX_HTTP_MALLOC_PATH_OUTSIDE);
     refuse_name("elsewhere, multi", STR("/etc/passwd"), 1,
