@@ -23,7 +23,7 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
-	         golang-go curl wrk gcc make clang libclang-rt-14-dev
+	         curl wrk gcc make clang libclang-rt-14-dev
 
 .PHONY: all deps test unit fuzz fuzz-smoke demo clean
 

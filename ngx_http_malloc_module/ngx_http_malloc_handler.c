@@ -57,6 +57,8 @@ static ngx_int_t ngx_http_malloc_respond(ngx_http_request_t *r,
 static json_t *ngx_http_malloc_worker_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
     ngx_uint_t *status, json_t **error);
+static ngx_http_malloc_answer_t *ngx_http_malloc_answers(
+    ngx_http_request_t *r, ngx_uint_t seq, ngx_uint_t *n);
 static json_t *ngx_http_malloc_workers_json(ngx_http_request_t *r,
     ngx_uint_t seq);
 static json_t *ngx_http_malloc_jemalloc_json(void);
@@ -432,21 +434,15 @@ static ngx_int_t
 ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_int_t *sent)
 {
-    ngx_int_t                     rc;
-    ngx_uint_t                    i, n;
-    ngx_http_malloc_answer_t     *answers;
-    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_int_t                  rc;
+    ngx_uint_t                 i, n;
+    ngx_http_malloc_answer_t  *answers;
 
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    n = ngx_http_malloc_coord_workers(mmcf);
-
-    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    answers = ngx_http_malloc_answers(r, 0, &n);
     if (answers == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DECLINED;
     }
-
-    (void) ngx_http_malloc_coord_answers(mmcf, 0, answers, &n);
 
     for (i = 0; i < n; i++) {
 
@@ -651,14 +647,10 @@ ngx_http_malloc_respond(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    n = ngx_http_malloc_coord_workers(mmcf);
-
-    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    answers = ngx_http_malloc_answers(r, ctx->seq, &n);
     if (answers == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    (void) ngx_http_malloc_coord_answers(mmcf, ctx->seq, answers, &n);
 
     json = json_object();
     workers = json_array();
@@ -810,26 +802,44 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 }
 
 
-static json_t *
-ngx_http_malloc_workers_json(ngx_http_request_t *r, ngx_uint_t seq)
+/* the current generation's answers to "seq", copied into the pool */
+
+static ngx_http_malloc_answer_t *
+ngx_http_malloc_answers(ngx_http_request_t *r, ngx_uint_t seq, ngx_uint_t *n)
 {
-    json_t                       *workers, *w;
-    ngx_uint_t                    i, n;
     ngx_http_malloc_answer_t     *answers;
     ngx_http_malloc_main_conf_t  *mmcf;
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    n = ngx_http_malloc_coord_workers(mmcf);
+    *n = ngx_http_malloc_coord_workers(mmcf);
 
-    answers = ngx_palloc(r->pool, n * sizeof(ngx_http_malloc_answer_t));
+    answers = ngx_palloc(r->pool,
+                         (*n + 1) * sizeof(ngx_http_malloc_answer_t));
+    if (answers == NULL) {
+        return NULL;
+    }
+
+    (void) ngx_http_malloc_coord_answers(mmcf, seq, answers, n);
+
+    return answers;
+}
+
+
+static json_t *
+ngx_http_malloc_workers_json(ngx_http_request_t *r, ngx_uint_t seq)
+{
+    json_t                    *workers, *w;
+    ngx_uint_t                 i, n;
+    ngx_http_malloc_answer_t  *answers;
+
+    answers = ngx_http_malloc_answers(r, seq, &n);
     workers = json_array();
 
     if (answers == NULL || workers == NULL) {
-        return workers;
+        json_decref(workers);
+        return NULL;
     }
-
-    (void) ngx_http_malloc_coord_answers(mmcf, seq, answers, &n);
 
     for (i = 0; i < n; i++) {
         w = json_object();

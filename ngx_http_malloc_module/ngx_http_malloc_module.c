@@ -23,6 +23,7 @@ static char *ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd,
 static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
+static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_process(ngx_cycle_t *cycle);
 
@@ -376,18 +377,35 @@ ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
 }
 
 
-static ngx_int_t
-ngx_http_malloc_init_module(ngx_cycle_t *cycle)
+/* the main conf of a cycle that has an admin location, or NULL */
+
+static ngx_http_malloc_main_conf_t *
+ngx_http_malloc_used(ngx_cycle_t *cycle)
 {
     ngx_http_malloc_main_conf_t  *mmcf;
 
     if (ngx_get_conf(cycle->conf_ctx, ngx_http_module) == NULL) {
-        return NGX_OK;
+        return NULL;
     }
 
     mmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_malloc_module);
 
     if (mmcf == NULL || mmcf->shm_zone == NULL) {
+        return NULL;
+    }
+
+    return mmcf;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_init_module(ngx_cycle_t *cycle)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_malloc_used(cycle);
+
+    if (mmcf == NULL) {
         return NGX_OK;
     }
 
@@ -406,13 +424,9 @@ ngx_http_malloc_init_process(ngx_cycle_t *cycle)
         return NGX_OK;
     }
 
-    if (ngx_get_conf(cycle->conf_ctx, ngx_http_module) == NULL) {
-        return NGX_OK;
-    }
+    mmcf = ngx_http_malloc_used(cycle);
 
-    mmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_malloc_module);
-
-    if (mmcf == NULL || mmcf->shm_zone == NULL) {
+    if (mmcf == NULL) {
         return NGX_OK;
     }
 
