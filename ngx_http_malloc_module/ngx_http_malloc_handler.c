@@ -723,7 +723,8 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                                             : json_null());
 
     if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
-        && slot->result_seq == ctx->seq && slot->rc != NGX_HTTP_MALLOC_RC_ACTIVE)
+        && slot->result_seq == ctx->seq
+        && slot->rc != NGX_HTTP_MALLOC_RC_ACTIVE)
     {
         (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
                                            (long) slot->pid, name,
