@@ -10,10 +10,11 @@ BUILD     := $(CURDIR)/build
 MODULE    := $(BUILD)/ngx_http_malloc_module.so
 TESTMOD   := $(BUILD)/ngx_http_malloc_test_module.so
 SRCS      := $(wildcard ngx_http_malloc_module/*.c ngx_http_malloc_module/*.h)
-CORE      := ngx_http_malloc_module/ngx_http_malloc_path.c \
-	         ngx_http_malloc_module/ngx_http_malloc_json.c
-UNIT      := $(BUILD)/unit_path $(BUILD)/unit_json
-FUZZ      := $(BUILD)/fuzz_path $(BUILD)/fuzz_body
+CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
+	             path.c json.c arena.c heap.c pprof.c symbol.c)
+CORE_LIBS := -ljansson -lz -lm
+UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol)
+FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol)
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
@@ -23,7 +24,8 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
-	         curl wrk gcc make clang libclang-rt-14-dev
+	         zlib1g-dev binutils curl wrk gcc make clang \
+	         libclang-rt-14-dev golang-go
 
 .PHONY: all deps test unit fuzz fuzz-smoke demo clean
 
@@ -46,13 +48,13 @@ $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
 
 $(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_T) -o $@ $< $(CORE) -ljansson
+	$(CC) $(CFLAGS_T) -o $@ $< $(CORE) $(CORE_LIBS)
 
 unit: $(UNIT)
 
 $(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE) ngx_http_malloc_module/*.h
 	@mkdir -p $(BUILD)
-	clang $(CFLAGS_F) -o $@ $< $(CORE) -ljansson
+	clang $(CFLAGS_F) -o $@ $< $(CORE) $(CORE_LIBS)
 
 # Each target runs on build/corpus/NAME: the seeds of fuzz/corpus/NAME plus
 # what earlier runs found; crashes go to build/fuzz_NAME-crash-*.

@@ -28,6 +28,8 @@ static void ngx_http_malloc_coord_woken(ngx_event_t *ev);
 static void ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf);
 static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf,
+    u_char *tmpl, ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log);
 
 
 /* per process, as nginx keeps ngx_worker: this worker's view of the board */
@@ -325,14 +327,13 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     int                      active, err;
     off_t                    bytes;
     ngx_int_t                rc;
+    ngx_pid_t                target;
     ngx_uint_t               seq, cmd, desired, busy;
     ngx_http_malloc_shm_t   *shm;
     ngx_http_malloc_slot_t  *slot;
     u_char                   tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
-    char                     name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
     shm = mmcf->shm_zone->data;
-    name[0] = '\0';
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
@@ -340,6 +341,7 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     cmd = shm->sh->cmd;
     desired = shm->sh->prof_active;
     busy = shm->sh->busy;
+    target = shm->sh->target;
     ngx_memcpy(tmpl, shm->sh->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
@@ -370,34 +372,10 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
         rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
 
     } else if (cmd == NGX_HTTP_MALLOC_CMD_DUMP
-               && rc == NGX_HTTP_MALLOC_DUMP_OK)
+               && rc == NGX_HTTP_MALLOC_DUMP_OK
+               && (target == 0 || target == ngx_pid))
     {
-
-        tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
-
-        if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
-                                        sizeof(name))
-            < 0)
-        {
-            rc = NGX_HTTP_MALLOC_DUMP_CREATE;
-            err = NGX_ENAMETOOLONG;
-
-        } else {
-            rc = ngx_http_malloc_dump_write((char *) mmcf->dump_dir->name.data,
-                                            name, seq, &bytes, &err);
-        }
-
-        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
-            ngx_log_error(NGX_LOG_ERR, log, err,
-                          "heap dump to \"%V/%s\" failed: %s",
-                          &mmcf->dump_dir->name, name,
-                          ngx_http_malloc_dump_strerror(rc));
-
-        } else {
-            ngx_log_error(NGX_LOG_INFO, log, 0,
-                          "heap dump written to \"%V/%s\", %O bytes",
-                          &mmcf->dump_dir->name, name, bytes);
-        }
+        rc = ngx_http_malloc_coord_dump(mmcf, tmpl, seq, &bytes, &err, log);
     }
 
     (void) ngx_http_malloc_je_get_active(&active);
@@ -420,6 +398,42 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_http_malloc_applied = seq;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl,
+    ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log)
+{
+    ngx_int_t  rc;
+    char       name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
+                                    sizeof(name))
+        < 0)
+    {
+        *err = NGX_ENAMETOOLONG;
+        return NGX_HTTP_MALLOC_DUMP_CREATE;
+    }
+
+    rc = ngx_http_malloc_dump_write((char *) mmcf->dump_dir->name.data,
+                                    name, seq, bytes, err);
+
+    if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        ngx_log_error(NGX_LOG_ERR, log, *err,
+                      "heap dump to \"%V/%s\" failed: %s",
+                      &mmcf->dump_dir->name, name,
+                      ngx_http_malloc_dump_strerror(rc));
+
+    } else {
+        ngx_log_error(NGX_LOG_INFO, log, 0,
+                      "heap dump written to \"%V/%s\", %O bytes",
+                      &mmcf->dump_dir->name, name, *bytes);
+    }
+
+    return rc;
 }
 
 
@@ -453,6 +467,7 @@ ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_memcpy(shm->sh->tmpl, ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
+    shm->sh->target = ctx->target;
 
     shm->sh->busy = 1;
     shm->sh->busy_until = ngx_current_msec + timeout + 1000;

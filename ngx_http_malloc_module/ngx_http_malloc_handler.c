@@ -19,17 +19,12 @@
 #include "ngx_http_malloc_dump.h"
 
 
-typedef enum {
-    NGX_HTTP_MALLOC_EP_INDEX = 0,
-    NGX_HTTP_MALLOC_EP_PROF_ACTIVE,
-    NGX_HTTP_MALLOC_EP_PROF_DUMP
-} ngx_http_malloc_ep_e;
-
-
 typedef struct {
     ngx_str_t                   name;
     ngx_uint_t                  methods;
     ngx_str_t                   allow;
+    ngx_uint_t                  write;      /* POST changes state */
+    size_t                      body_max;
 } ngx_http_malloc_endpoint_t;
 
 
@@ -52,41 +47,58 @@ static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
 static ngx_int_t ngx_http_malloc_check(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_cleanup(void *data);
-static ngx_int_t ngx_http_malloc_respond(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
 static json_t *ngx_http_malloc_worker_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
     ngx_uint_t *status, json_t **error);
-static ngx_http_malloc_answer_t *ngx_http_malloc_answers(
-    ngx_http_request_t *r, ngx_uint_t seq, ngx_uint_t *n);
 static json_t *ngx_http_malloc_workers_json(ngx_http_request_t *r,
     ngx_uint_t seq);
 static json_t *ngx_http_malloc_jemalloc_json(void);
-static ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r,
+static ngx_int_t ngx_http_malloc_unusable_json(ngx_http_request_t *r,
     json_t *json);
 static json_t *ngx_http_malloc_error_json(ngx_uint_t status,
     const char *code, const char *text);
-static ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r,
-    ngx_uint_t status, const char *code, const char *fmt, ...);
 static ngx_int_t ngx_http_malloc_send(ngx_http_request_t *r,
     ngx_uint_t status, json_t *json);
 
+
+/* in the order of ngx_http_malloc_ep_e */
 
 static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
 
     { ngx_string(""),
       NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD") },
+      ngx_string("GET, HEAD"), 0, 0 },
 
     { ngx_string("prof_active"),
       NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST,
-      ngx_string("GET, HEAD, POST") },
+      ngx_string("GET, HEAD, POST"), 1, NGX_HTTP_MALLOC_BODY_MAX },
 
     { ngx_string("prof_dump"),
       NGX_HTTP_POST,
-      ngx_string("POST") },
+      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX },
 
-    { ngx_null_string, 0, ngx_null_string }
+    { ngx_string("heap"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_string("pprof/heap"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_string("pprof/heap.pb.gz"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    /* jeprof posts every address of a profile at once */
+    { ngx_string("pprof/symbol"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST,
+      ngx_string("GET, HEAD, POST"), 0, NGX_HTTP_MALLOC_SYMBOL_BODY_MAX },
+
+    { ngx_string("pprof/cmdline"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_null_string, 0, ngx_null_string, 0, 0 }
 };
 
 
@@ -179,10 +191,31 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
             return rc;
         }
 
-        return ngx_http_malloc_get(r, ctx);
+        switch (i) {
+
+        case NGX_HTTP_MALLOC_EP_INDEX:
+        case NGX_HTTP_MALLOC_EP_PROF_ACTIVE:
+            return ngx_http_malloc_get(r, ctx);
+
+        case NGX_HTTP_MALLOC_EP_PPROF_SYMBOL:
+            return ngx_http_malloc_profile_symbol(r, NULL, 0);
+
+        case NGX_HTTP_MALLOC_EP_PPROF_CMDLINE:
+            return ngx_http_malloc_profile_cmdline(r);
+
+        default:
+            rc = ngx_http_malloc_profile_get(r, ctx);
+
+            if (rc == NGX_DONE) {
+                /* answered later, from a timer */
+                r->main->count++;
+            }
+
+            return rc;
+        }
     }
 
-    if (!mlcf->write) {
+    if (ngx_http_malloc_endpoints[i].write && !mlcf->write) {
         rc = ngx_http_discard_request_body(r);
         if (rc != NGX_OK) {
             return rc;
@@ -193,7 +226,9 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
                    "\"malloc_admin write=on;\"");
     }
 
-    if (r->headers_in.content_length_n > NGX_HTTP_MALLOC_BODY_MAX) {
+    if (r->headers_in.content_length_n
+        > (off_t) ngx_http_malloc_endpoints[i].body_max)
+    {
         rc = ngx_http_discard_request_body(r);
         if (rc != NGX_OK) {
             return rc;
@@ -201,8 +236,9 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 
         return ngx_http_malloc_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
                                      "body_too_large",
-                                     "request bodies are limited to %d bytes",
-                                     NGX_HTTP_MALLOC_BODY_MAX);
+                                     "request bodies are limited to %uz "
+                                     "bytes here",
+                                     ngx_http_malloc_endpoints[i].body_max);
     }
 
     rc = ngx_http_read_client_request_body(r, ngx_http_malloc_body_handler);
@@ -251,7 +287,7 @@ ngx_http_malloc_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     json_object_set_new(json, "workers", ngx_http_malloc_workers_json(r, 0));
 
     if (info->state != NGX_HTTP_MALLOC_JE_OK) {
-        return ngx_http_malloc_unusable(r, json);
+        return ngx_http_malloc_unusable_json(r, json);
     }
 
     return ngx_http_malloc_send(r, NGX_HTTP_OK, json);
@@ -262,20 +298,21 @@ static void
 ngx_http_malloc_body_handler(ngx_http_request_t *r)
 {
     u_char                           *body;
-    size_t                            len;
+    size_t                            len, max;
     ngx_int_t                         rc;
     ngx_http_malloc_ctx_t            *ctx;
     const ngx_http_malloc_je_info_t  *info;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
+    max = ngx_http_malloc_endpoints[ctx->endpoint].body_max;
 
-    body = ngx_pnalloc(r->pool, NGX_HTTP_MALLOC_BODY_MAX + 1);
+    body = ngx_pnalloc(r->pool, max + 1);
     if (body == NULL) {
         ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
 
-    len = NGX_HTTP_MALLOC_BODY_MAX + 1;
+    len = max + 1;
     rc = ngx_http_malloc_read_body(r, body, &len);
 
     if (rc != NGX_OK) {
@@ -285,14 +322,17 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
 
     info = ngx_http_malloc_je_probe();
 
-    if (len > NGX_HTTP_MALLOC_BODY_MAX) {
+    if (len > max) {
         rc = ngx_http_malloc_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
                                    "body_too_large",
-                                   "request bodies are limited to %d bytes",
-                                   NGX_HTTP_MALLOC_BODY_MAX);
+                                   "request bodies are limited to %uz "
+                                   "bytes here", max);
+
+    } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
+        rc = ngx_http_malloc_profile_symbol(r, body, len);
 
     } else if (info->state != NGX_HTTP_MALLOC_JE_OK) {
-        rc = ngx_http_malloc_unusable(r, NULL);
+        rc = ngx_http_malloc_unusable(r);
 
     } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_ACTIVE) {
         rc = ngx_http_malloc_post_active(r, ctx, body, len);
@@ -505,7 +545,6 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_uint_t active)
 {
     ngx_int_t                     rc;
-    ngx_http_cleanup_t           *cln;
     ngx_http_malloc_loc_conf_t   *mlcf;
     ngx_http_malloc_main_conf_t  *mmcf;
 
@@ -518,12 +557,9 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return rc;
     }
 
-    cln = ngx_http_cleanup_add(r, 0);
-    if (cln == NULL) {
+    if (ngx_http_malloc_hold(r, ctx) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    ctx->request = r;
 
     rc = ngx_http_malloc_coord_post(mmcf, ctx, active, mlcf->timeout);
 
@@ -532,9 +568,6 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                    "another command is being applied by the workers; "
                    "retry when it is answered");
     }
-
-    cln->handler = ngx_http_malloc_cleanup;
-    cln->data = ctx;
 
     if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
@@ -550,20 +583,51 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     ngx_http_malloc_coord_apply_own(mmcf, r->connection->log);
 
-    ctx->wait.handler = ngx_http_malloc_wait_handler;
+    return ngx_http_malloc_wait(r, ctx);
+}
+
+
+/*
+ * Registers what ends a wait early (the client going away, the request
+ * being finalized) before anything is posted.
+ */
+
+ngx_int_t
+ngx_http_malloc_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_cleanup_t  *cln;
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->request = r;
+    ctx->done = 1;
+
+    cln->handler = ngx_http_malloc_cleanup;
+    cln->data = ctx;
+
     ctx->wait.data = r->connection;
     ctx->wait.log = r->connection->log;
 
-    rc = ngx_http_malloc_check(r, ctx);
+    /* a client that goes away ends the wait through the cleanup */
+    r->read_event_handler = ngx_http_test_reading;
+    r->write_event_handler = ngx_http_request_empty_handler;
 
-    if (rc == NGX_AGAIN) {
-        /* a client that goes away ends the wait through the cleanup */
-        r->read_event_handler = ngx_http_test_reading;
-        r->write_event_handler = ngx_http_request_empty_handler;
-        return NGX_DONE;
-    }
+    return NGX_OK;
+}
 
-    return rc;
+
+/* waits for the answers to a posted command: NGX_DONE, or a final rc */
+
+ngx_int_t
+ngx_http_malloc_wait(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ctx->done = 0;
+    ctx->wait.handler = ngx_http_malloc_wait_handler;
+
+    return ngx_http_malloc_check(r, ctx);
 }
 
 
@@ -582,7 +646,7 @@ ngx_http_malloc_wait_handler(ngx_event_t *ev)
 
     rc = ngx_http_malloc_check(r, ctx);
 
-    if (rc != NGX_AGAIN) {
+    if (rc != NGX_DONE) {
         ngx_http_finalize_request(r, rc);
     }
 
@@ -590,7 +654,7 @@ ngx_http_malloc_wait_handler(ngx_event_t *ev)
 }
 
 
-/* NGX_AGAIN while some worker has yet to answer and time is left */
+/* NGX_DONE while some worker has yet to answer and time is left */
 
 static ngx_int_t
 ngx_http_malloc_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
@@ -607,11 +671,15 @@ ngx_http_malloc_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
         && (ngx_msec_int_t) (ctx->deadline - ngx_current_msec) > 0)
     {
         ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
-        return NGX_AGAIN;
+        return NGX_DONE;
     }
 
     ctx->done = 1;
     ngx_http_malloc_coord_release(mmcf, ctx->seq);
+
+    if (ctx->profile != NULL) {
+        return ngx_http_malloc_profile_done(r, ctx);
+    }
 
     return ngx_http_malloc_respond(r, ctx);
 }
@@ -637,7 +705,7 @@ ngx_http_malloc_cleanup(void *data)
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_malloc_respond(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 {
     json_t                        *json, *workers, *w, *error;
@@ -722,8 +790,8 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     json_object_set_new(w, "pid", slot->pid ? json_integer(slot->pid)
                                             : json_null());
 
-    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
-        && slot->result_seq == ctx->seq
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP && ctx->profile == NULL
+        && a->answered && slot->result_seq == ctx->seq
         && slot->rc != NGX_HTTP_MALLOC_RC_ACTIVE)
     {
         (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
@@ -805,7 +873,7 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
 /* the current generation's answers to "seq", copied into the pool */
 
-static ngx_http_malloc_answer_t *
+ngx_http_malloc_answer_t *
 ngx_http_malloc_answers(ngx_http_request_t *r, ngx_uint_t seq, ngx_uint_t *n)
 {
     ngx_http_malloc_answer_t     *answers;
@@ -916,10 +984,17 @@ ngx_http_malloc_jemalloc_json(void)
 }
 
 
+ngx_int_t
+ngx_http_malloc_unusable(ngx_http_request_t *r)
+{
+    return ngx_http_malloc_unusable_json(r, NULL);
+}
+
+
 /* 503 naming the cause and the fix; "json" adds what GET shows anyway */
 
 static ngx_int_t
-ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json)
+ngx_http_malloc_unusable_json(ngx_http_request_t *r, json_t *json)
 {
     const ngx_http_malloc_je_info_t  *info;
 
@@ -963,7 +1038,7 @@ ngx_http_malloc_error_json(ngx_uint_t status, const char *code,
 }
 
 
-static ngx_int_t
+ngx_int_t
 ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *code, const char *fmt, ...)
 {

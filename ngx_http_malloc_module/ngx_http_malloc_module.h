@@ -30,6 +30,22 @@
 /* a name of 255 bytes once expanded, written with "%%" and ".%p" */
 #define NGX_HTTP_MALLOC_TMPL_MAX     520
 
+/* a symbol request lists every address of a profile */
+#define NGX_HTTP_MALLOC_SYMBOL_BODY_MAX  (1024 * 1024)
+
+
+/* the admin location's endpoints, in the order of the handler's table */
+typedef enum {
+    NGX_HTTP_MALLOC_EP_INDEX = 0,
+    NGX_HTTP_MALLOC_EP_PROF_ACTIVE,
+    NGX_HTTP_MALLOC_EP_PROF_DUMP,
+    NGX_HTTP_MALLOC_EP_HEAP,
+    NGX_HTTP_MALLOC_EP_PPROF_HEAP,
+    NGX_HTTP_MALLOC_EP_PPROF_PROTO,
+    NGX_HTTP_MALLOC_EP_PPROF_SYMBOL,
+    NGX_HTTP_MALLOC_EP_PPROF_CMDLINE
+} ngx_http_malloc_ep_e;
+
 
 typedef enum {
     NGX_HTTP_MALLOC_CMD_NONE = 0,
@@ -79,6 +95,8 @@ typedef struct {
     ngx_uint_t                  prof_active;   /* desired state */
     ngx_uint_t                  busy;
     ngx_msec_t                  busy_until;
+    ngx_pid_t                   target;        /* the worker that dumps,
+                                                  0: all of them */
     u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
@@ -90,14 +108,19 @@ typedef struct {
 } ngx_http_malloc_shm_t;
 
 
+typedef struct ngx_http_malloc_profile_s  ngx_http_malloc_profile_t;
+
+
 typedef struct {
     ngx_http_request_t         *request;
     ngx_uint_t                  endpoint;
     ngx_uint_t                  seq;
     ngx_uint_t                  cmd;
+    ngx_pid_t                   target;
     ngx_uint_t                  done;           /* unsigned done:1; */
     ngx_msec_t                  deadline;
     ngx_event_t                 wait;
+    ngx_http_malloc_profile_t  *profile;        /* profile requests */
     u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
 } ngx_http_malloc_ctx_t;
 
@@ -133,6 +156,26 @@ ngx_uint_t ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf);
 
 /* ngx_http_malloc_handler.c */
 ngx_int_t ngx_http_malloc_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_malloc_hold(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+ngx_int_t ngx_http_malloc_wait(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+ngx_int_t ngx_http_malloc_respond(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+ngx_http_malloc_answer_t *ngx_http_malloc_answers(ngx_http_request_t *r,
+    ngx_uint_t seq, ngx_uint_t *n);
+ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r);
+ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *code, const char *fmt, ...);
+
+/* ngx_http_malloc_profile.c */
+ngx_int_t ngx_http_malloc_profile_get(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+ngx_int_t ngx_http_malloc_profile_done(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+ngx_int_t ngx_http_malloc_profile_symbol(ngx_http_request_t *r,
+    u_char *body, size_t len);
+ngx_int_t ngx_http_malloc_profile_cmdline(ngx_http_request_t *r);
 
 
 #endif /* _NGX_HTTP_MALLOC_MODULE_H_INCLUDED_ */

@@ -1,0 +1,189 @@
+
+/*
+ * libFuzzer target for the heap_v2 parser and writers.
+ *
+ * Input: a dump.  A dump the parser accepts must come back unchanged from
+ * its own heap_v2 text (same period, stacks in the same order, counts and
+ * maps); adding it a second time must keep the stack count (or fail on an
+ * overflow, which only merging can cause); a heap minus itself must be
+ * empty; the legacy writer must produce its header; and a trimmed heap
+ * must still write a dump that parses.
+ */
+
+
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ngx_http_malloc_heap.h"
+
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void check(int cond, const char *what);
+static int same_heap(const ngx_http_malloc_heap_t *a,
+    const ngx_http_malloc_heap_t *b);
+static void reparse(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_heap_t *heap, ngx_http_malloc_heap_t *again);
+
+
+static void
+check(int cond, const char *what)
+{
+    if (!cond) {
+        fprintf(stderr, "fuzz_heap: invariant broken: %s\n", what);
+        abort();
+    }
+}
+
+
+static int
+same_heap(const ngx_http_malloc_heap_t *a, const ngx_http_malloc_heap_t *b)
+{
+    size_t                          i;
+    const ngx_http_malloc_stack_t  *s, *t;
+
+    if (a->period != b->period || a->nstacks != b->nstacks
+        || a->accum != b->accum || a->maps_len != b->maps_len
+        || (a->maps == NULL) != (b->maps == NULL)
+        || (a->maps != NULL && memcmp(a->maps, b->maps, a->maps_len) != 0))
+    {
+        return 0;
+    }
+
+    for (i = 0; i < a->nstacks; i++) {
+        s = &a->stacks[i];
+        t = &b->stacks[i];
+
+        if (s->nframes != t->nframes
+            || memcmp(s->frames, t->frames, s->nframes * sizeof(uint64_t))
+               != 0
+            || s->objs != t->objs || s->bytes != t->bytes
+            || s->accum_objs != t->accum_objs
+            || s->accum_bytes != t->accum_bytes)
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/* writes heap as heap_v2 and parses that into "again", which must work */
+
+static void
+reparse(ngx_http_malloc_arena_t *arena, const ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_heap_t *again)
+{
+    int                     rc;
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    unsigned char          *copy;
+    ngx_http_malloc_mbuf_t  out;
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(heap, &out);
+    check(!out.failed, "heap_v2 written");
+
+    /* exact size, so that ASan sees a read past the end */
+
+    copy = malloc(out.len ? out.len : 1);
+    if (copy == NULL) {
+        abort();
+    }
+
+    memcpy(copy, out.data, out.len);
+
+    ngx_http_malloc_heap_init(again, arena);
+    rc = ngx_http_malloc_heap_add(again, copy, out.len, err);
+
+    if (rc != 0) {
+        fprintf(stderr, "fuzz_heap: own dump refused: %s\n", err);
+    }
+
+    check(rc == 0, "our own heap_v2 parses");
+
+    free(copy);
+    ngx_http_malloc_mbuf_free(&out);
+}
+
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int                       rc;
+    char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    size_t                    n;
+    uint64_t                  lo;
+    unsigned char            *copy;
+    ngx_http_malloc_heap_t    heap, again, twice;
+    ngx_http_malloc_mbuf_t    out;
+    ngx_http_malloc_arena_t  *arena;
+
+    arena = ngx_http_malloc_arena_create();
+    copy = malloc(size ? size : 1);
+
+    if (arena == NULL || copy == NULL) {
+        abort();
+    }
+
+    memcpy(copy, data, size);
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    err[0] = '\0';
+
+    rc = ngx_http_malloc_heap_add(&heap, copy, size, err);
+
+    if (rc != 0) {
+        check(err[0] != '\0', "a refusal gives a reason");
+        goto done;
+    }
+
+    check(heap.period != 0, "an accepted dump has a period");
+
+    reparse(arena, &heap, &again);
+    check(same_heap(&heap, &again), "heap_v2 round trip gives the same heap");
+
+    /* the same dump twice: the same stacks, or an overflow */
+
+    ngx_http_malloc_heap_init(&twice, arena);
+    check(ngx_http_malloc_heap_add(&twice, copy, size, err) == 0,
+          "a dump parses twice alike");
+
+    n = twice.nstacks;
+
+    if (ngx_http_malloc_heap_add(&twice, copy, size, err) == 0) {
+        check(twice.nstacks == n, "merging a dump with itself adds no stack");
+    }
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_legacy(&heap, &out);
+    check(!out.failed && out.len >= 14
+          && memcmp(out.data, "heap profile: ", 14) == 0,
+          "legacy text written");
+    ngx_http_malloc_mbuf_free(&out);
+
+    check(ngx_http_malloc_heap_sub(&again, &heap) == 0, "sub works");
+    check(again.nstacks == 0, "a heap minus itself is empty");
+
+    /* trim around the first frame seen, then write and parse again */
+
+    if (heap.nstacks > 0) {
+        lo = heap.stacks[0].frames[0];
+        ngx_http_malloc_heap_trim(&heap, lo, lo + 0x1000);
+
+        for (n = 0; n < heap.nstacks; n++) {
+            check(heap.stacks[n].nframes > 0, "trim keeps a frame");
+        }
+
+        reparse(arena, &heap, &again);
+        check(same_heap(&heap, &again), "a trimmed heap round-trips");
+    }
+
+done:
+
+    free(copy);
+    ngx_http_malloc_arena_destroy(arena);
+
+    return 0;
+}

@@ -1,0 +1,1077 @@
+
+/*
+ * jemalloc 5.3 writes a heap_v2 dump as:
+ *
+ *     heap_v2/<period>
+ *       t*: <objs>: <bytes> [<accum objs>: <accum bytes>]
+ *       t<thread>: <objs>: <bytes> [<accum objs>: <accum bytes>][ <name>]
+ *     @ 0x<return address> 0x<return address> ...
+ *       t*: <objs>: <bytes> [<accum objs>: <accum bytes>]
+ *       t<thread>: <objs>: <bytes> [<accum objs>: <accum bytes>]
+ *     ...
+ *
+ *     MAPPED_LIBRARIES:
+ *     <the process's /proc/PID/maps>
+ *
+ * Only each stack's "t*" line counts: the per-thread lines split it, and
+ * the process-wide totals are written afresh from the stacks.  The parser
+ * is strict because a dump is a file that a worker may have left cut short
+ * (a full disk, a killed worker): every line must be whole and exactly of
+ * its kind, or the dump is refused with the number of the line.
+ */
+
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ngx_http_malloc_heap.h"
+
+
+/* jemalloc keeps at most 128 (PROF_BT_MAX); the rest is room for others */
+#define NGX_HTTP_MALLOC_HEAP_MAX_FRAMES  1024
+
+/* pprof and profile.proto read counts as int64 */
+#define NGX_HTTP_MALLOC_HEAP_MAX_COUNT   ((uint64_t) INT64_MAX)
+
+
+typedef enum {
+    ngx_http_malloc_heap_st_header = 0,
+    ngx_http_malloc_heap_st_total,
+    ngx_http_malloc_heap_st_threads,
+    ngx_http_malloc_heap_st_stack_total,
+    ngx_http_malloc_heap_st_stack_threads,
+    ngx_http_malloc_heap_st_blank
+} ngx_http_malloc_heap_state_e;
+
+
+static void ngx_http_malloc_heap_error(char *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int ngx_http_malloc_heap_maps(ngx_http_malloc_heap_t *heap,
+    const unsigned char *p, const unsigned char *end, char *err);
+static int ngx_http_malloc_heap_end(ngx_http_malloc_heap_state_e state,
+    size_t line, char *err);
+static const unsigned char *ngx_http_malloc_heap_number(
+    const unsigned char *p, const unsigned char *last, uint64_t *v);
+static const unsigned char *ngx_http_malloc_heap_counts(
+    const unsigned char *p, const unsigned char *last, uint64_t *c);
+static int ngx_http_malloc_heap_thread(const unsigned char *p,
+    const unsigned char *last, int named, uint64_t *c);
+static int ngx_http_malloc_heap_frames(const unsigned char *p,
+    const unsigned char *last, uint64_t *frames, uint32_t *nframes,
+    char *err, size_t line);
+static void ngx_http_malloc_heap_normalize(uint64_t *objs, uint64_t *bytes);
+static uint64_t ngx_http_malloc_heap_hash(const uint64_t *frames,
+    uint32_t nframes);
+static uint32_t *ngx_http_malloc_heap_slot(const ngx_http_malloc_heap_t *heap,
+    const uint64_t *frames, uint32_t nframes);
+static int ngx_http_malloc_heap_grow(ngx_http_malloc_heap_t *heap);
+static int ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
+    const uint64_t *frames, uint32_t nframes, const uint64_t *c, char *err,
+    size_t line);
+static void ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap);
+static uint64_t ngx_http_malloc_heap_sat(uint64_t a, uint64_t b);
+static void ngx_http_malloc_heap_totals(const ngx_http_malloc_heap_t *heap,
+    uint64_t *t);
+static void ngx_http_malloc_heap_write_frames(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_stack_t *stack);
+static void ngx_http_malloc_heap_write_maps(const ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_mbuf_t *out);
+static int64_t ngx_http_malloc_heap_round(double x);
+
+
+void
+ngx_http_malloc_heap_init(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_arena_t *arena)
+{
+    memset(heap, 0, sizeof(ngx_http_malloc_heap_t));
+    heap->arena = arena;
+}
+
+
+static void
+ngx_http_malloc_heap_error(char *err, const char *fmt, ...)
+{
+    va_list  args;
+
+    if (err == NULL) {
+        return;
+    }
+
+    va_start(args, fmt);
+    vsnprintf(err, NGX_HTTP_MALLOC_HEAP_ERR_LEN, fmt, args);
+    va_end(args);
+}
+
+
+int
+ngx_http_malloc_heap_add(ngx_http_malloc_heap_t *heap,
+    const unsigned char *text, size_t len, char *err)
+{
+    int                            rc;
+    size_t                         line;
+    uint32_t                       nframes;
+    uint64_t                       period, c[4], *frames;
+    const unsigned char           *p, *last, *end;
+    ngx_http_malloc_heap_state_e   state;
+
+    frames = ngx_http_malloc_arena_alloc(heap->arena,
+                            NGX_HTTP_MALLOC_HEAP_MAX_FRAMES * sizeof(uint64_t));
+    if (frames == NULL) {
+        ngx_http_malloc_heap_error(err, "out of memory");
+        return -1;
+    }
+
+    state = ngx_http_malloc_heap_st_header;
+    nframes = 0;
+    line = 0;
+    p = text;
+    end = text + len;
+
+    while (p < end) {
+        line++;
+
+        last = memchr(p, '\n', end - p);
+        if (last == NULL) {
+            ngx_http_malloc_heap_error(err, "line %zu: no newline at its end "
+                                       "(a dump cut short?)", line);
+            return -1;
+        }
+
+        if (memchr(p, '\0', last - p) != NULL) {
+            ngx_http_malloc_heap_error(err, "line %zu: a NUL byte", line);
+            return -1;
+        }
+
+        switch (state) {
+
+        case ngx_http_malloc_heap_st_header:
+
+            if (last - p < 8 || memcmp(p, "heap_v2/", 8) != 0) {
+                ngx_http_malloc_heap_error(err, "line 1: not a heap_v2 dump "
+                                           "(no \"heap_v2/\" header)");
+                return -1;
+            }
+
+            if (ngx_http_malloc_heap_number(p + 8, last, &period) != last
+                || period == 0)
+            {
+                ngx_http_malloc_heap_error(err, "line 1: bad sampling period "
+                                           "in \"heap_v2/\" header");
+                return -1;
+            }
+
+            if (heap->period != 0 && heap->period != period) {
+                ngx_http_malloc_heap_error(err, "sampling period %" PRIu64
+                                           " differs from %" PRIu64
+                                           " of the dumps before",
+                                           period, heap->period);
+                return -1;
+            }
+
+            heap->period = period;
+            state = ngx_http_malloc_heap_st_total;
+            break;
+
+        case ngx_http_malloc_heap_st_total:
+
+            /* the process-wide totals: checked, then recomputed on write */
+
+            if (ngx_http_malloc_heap_thread(p, last, 0, c) != 1) {
+                ngx_http_malloc_heap_error(err, "line %zu: expected the "
+                                           "\"  t*: \" totals line", line);
+                return -1;
+            }
+
+            state = ngx_http_malloc_heap_st_threads;
+            break;
+
+        case ngx_http_malloc_heap_st_stack_total:
+
+            if (ngx_http_malloc_heap_thread(p, last, 0, c) != 1) {
+                ngx_http_malloc_heap_error(err, "line %zu: expected the "
+                                           "\"  t*: \" line of the stack "
+                                           "above", line);
+                return -1;
+            }
+
+            ngx_http_malloc_heap_normalize(&c[0], &c[1]);
+            ngx_http_malloc_heap_normalize(&c[2], &c[3]);
+
+            if (ngx_http_malloc_heap_insert(heap, frames, nframes, c, err,
+                                            line)
+                != 0)
+            {
+                return -1;
+            }
+
+            state = ngx_http_malloc_heap_st_stack_threads;
+            break;
+
+        case ngx_http_malloc_heap_st_threads:
+        case ngx_http_malloc_heap_st_stack_threads:
+
+            if (p == last) {
+                state = ngx_http_malloc_heap_st_blank;
+                break;
+            }
+
+            if (*p == '@') {
+                if (ngx_http_malloc_heap_frames(p, last, frames, &nframes,
+                                                err, line)
+                    != 0)
+                {
+                    return -1;
+                }
+
+                state = ngx_http_malloc_heap_st_stack_total;
+                break;
+            }
+
+            /* thread names show only in the header's per-thread lines */
+
+            rc = ngx_http_malloc_heap_thread(p, last,
+                                  state == ngx_http_malloc_heap_st_threads, c);
+            if (rc != 0) {
+                ngx_http_malloc_heap_error(err, "line %zu: expected a "
+                                           "\"  t<thread>: \" line, a stack "
+                                           "or a blank line", line);
+                return -1;
+            }
+
+            break;
+
+        case ngx_http_malloc_heap_st_blank:
+
+            if ((size_t) (last - p) != sizeof("MAPPED_LIBRARIES:") - 1
+                || memcmp(p, "MAPPED_LIBRARIES:", last - p) != 0)
+            {
+                ngx_http_malloc_heap_error(err, "line %zu: expected "
+                                           "\"MAPPED_LIBRARIES:\" after the "
+                                           "blank line", line);
+                return -1;
+            }
+
+            return ngx_http_malloc_heap_maps(heap, last + 1, end, err);
+        }
+
+        p = last + 1;
+    }
+
+    return ngx_http_malloc_heap_end(state, line + 1, err);
+}
+
+
+/* the maps are the rest, whatever it is, but C-string safe */
+
+static int
+ngx_http_malloc_heap_maps(ngx_http_malloc_heap_t *heap,
+    const unsigned char *p, const unsigned char *end, char *err)
+{
+    if (memchr(p, '\0', end - p) != NULL) {
+        ngx_http_malloc_heap_error(err, "a NUL byte in MAPPED_LIBRARIES");
+        return -1;
+    }
+
+    if (heap->maps == NULL) {
+        heap->maps = ngx_http_malloc_arena_strndup(heap->arena,
+                                                   (const char *) p, end - p);
+        if (heap->maps == NULL) {
+            ngx_http_malloc_heap_error(err, "out of memory");
+            return -1;
+        }
+
+        heap->maps_len = end - p;
+    }
+
+    return 0;
+}
+
+
+/*
+ * The text ended in "state".  jemalloc leaves the maps section out when it
+ * cannot read the maps, so a dump may end right after its stacks.
+ */
+
+static int
+ngx_http_malloc_heap_end(ngx_http_malloc_heap_state_e state, size_t line,
+    char *err)
+{
+    switch (state) {
+
+    case ngx_http_malloc_heap_st_threads:
+    case ngx_http_malloc_heap_st_stack_threads:
+        return 0;
+
+    case ngx_http_malloc_heap_st_header:
+        ngx_http_malloc_heap_error(err, "empty dump");
+        return -1;
+
+    case ngx_http_malloc_heap_st_total:
+        ngx_http_malloc_heap_error(err, "line %zu: the dump ends before "
+                                   "its \"  t*: \" totals line", line);
+        return -1;
+
+    case ngx_http_malloc_heap_st_stack_total:
+        ngx_http_malloc_heap_error(err, "line %zu: the dump ends before the "
+                                   "\"  t*: \" line of its last stack",
+                                   line);
+        return -1;
+
+    default: /* ngx_http_malloc_heap_st_blank */
+        ngx_http_malloc_heap_error(err, "line %zu: the dump ends before "
+                                   "\"MAPPED_LIBRARIES:\"", line);
+        return -1;
+    }
+}
+
+
+/* a decimal of at most INT64_MAX; NULL if there is none or it is bigger */
+
+static const unsigned char *
+ngx_http_malloc_heap_number(const unsigned char *p, const unsigned char *last,
+    uint64_t *v)
+{
+    uint64_t              n, d;
+    const unsigned char  *start;
+
+    n = 0;
+    start = p;
+
+    while (p < last && *p >= '0' && *p <= '9') {
+        d = *p - '0';
+
+        if (n > (NGX_HTTP_MALLOC_HEAP_MAX_COUNT - d) / 10) {
+            return NULL;
+        }
+
+        n = n * 10 + d;
+        p++;
+    }
+
+    if (p == start) {
+        return NULL;
+    }
+
+    *v = n;
+
+    return p;
+}
+
+
+/* "<objs>: <bytes> [<accum objs>: <accum bytes>]" into c[0..3] */
+
+static const unsigned char *
+ngx_http_malloc_heap_counts(const unsigned char *p, const unsigned char *last,
+    uint64_t *c)
+{
+    p = ngx_http_malloc_heap_number(p, last, &c[0]);
+    if (p == NULL || last - p < 2 || p[0] != ':' || p[1] != ' ') {
+        return NULL;
+    }
+
+    p = ngx_http_malloc_heap_number(p + 2, last, &c[1]);
+    if (p == NULL || last - p < 2 || p[0] != ' ' || p[1] != '[') {
+        return NULL;
+    }
+
+    p = ngx_http_malloc_heap_number(p + 2, last, &c[2]);
+    if (p == NULL || last - p < 2 || p[0] != ':' || p[1] != ' ') {
+        return NULL;
+    }
+
+    p = ngx_http_malloc_heap_number(p + 2, last, &c[3]);
+    if (p == NULL || p == last || *p != ']') {
+        return NULL;
+    }
+
+    return p + 1;
+}
+
+
+/*
+ * "  t*: <counts>" gives 1, "  t<thread>: <counts>" 0, anything else -1.
+ * "named" lets a thread line end in " <thread name>", as in the header.
+ */
+
+static int
+ngx_http_malloc_heap_thread(const unsigned char *p, const unsigned char *last,
+    int named, uint64_t *c)
+{
+    int                   star;
+    const unsigned char  *start;
+
+    if (last - p < 4 || p[0] != ' ' || p[1] != ' ' || p[2] != 't') {
+        return -1;
+    }
+
+    p += 3;
+
+    if (*p == '*') {
+        star = 1;
+        p++;
+
+    } else {
+        star = 0;
+        start = p;
+
+        while (p < last && *p >= '0' && *p <= '9') {
+            p++;
+        }
+
+        if (p == start || p - start > 20) {
+            return -1;
+        }
+    }
+
+    if (last - p < 2 || p[0] != ':' || p[1] != ' ') {
+        return -1;
+    }
+
+    p = ngx_http_malloc_heap_counts(p + 2, last, c);
+    if (p == NULL) {
+        return -1;
+    }
+
+    if (p != last && (star || !named || *p != ' ')) {
+        return -1;
+    }
+
+    return star;
+}
+
+
+/* "@ 0x<hex> 0x<hex> ...", innermost frame first */
+
+static int
+ngx_http_malloc_heap_frames(const unsigned char *p, const unsigned char *last,
+    uint64_t *frames, uint32_t *nframes, char *err, size_t line)
+{
+    uint32_t              n;
+    uint64_t              v;
+    unsigned              d;
+    const unsigned char  *start;
+
+    n = 0;
+    p++;
+
+    while (p < last) {
+
+        if (*p != ' ' || last - p < 2 || p[1] == ' ') {
+            ngx_http_malloc_heap_error(err, "line %zu: frames must be "
+                                       "separated by one space", line);
+            return -1;
+        }
+
+        p++;
+
+        if (n == NGX_HTTP_MALLOC_HEAP_MAX_FRAMES) {
+            ngx_http_malloc_heap_error(err, "line %zu: a stack of more than "
+                                       "%d frames", line,
+                                       NGX_HTTP_MALLOC_HEAP_MAX_FRAMES);
+            return -1;
+        }
+
+        /* jemalloc prints with "%#": a null frame is "0", not "0x0" */
+
+        if (*p == '0' && (last - p == 1 || p[1] == ' ')) {
+            frames[n++] = 0;
+            p++;
+            continue;
+        }
+
+        if (last - p < 3 || p[0] != '0' || p[1] != 'x') {
+            ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
+                                       "\"0x<hex>\"", line);
+            return -1;
+        }
+
+        p += 2;
+        start = p;
+        v = 0;
+
+        while (p < last && *p != ' ') {
+
+            if (*p >= '0' && *p <= '9') {
+                d = *p - '0';
+
+            } else if (*p >= 'a' && *p <= 'f') {
+                d = *p - 'a' + 10;
+
+            } else if (*p >= 'A' && *p <= 'F') {
+                d = *p - 'A' + 10;
+
+            } else {
+                ngx_http_malloc_heap_error(err, "line %zu: a bad hex digit in "
+                                           "a frame", line);
+                return -1;
+            }
+
+            if (p - start == 16) {
+                ngx_http_malloc_heap_error(err, "line %zu: a frame of more "
+                                           "than 64 bits", line);
+                return -1;
+            }
+
+            v = (v << 4) | d;
+            p++;
+        }
+
+        if (p == start) {
+            ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
+                                       "\"0x<hex>\"", line);
+            return -1;
+        }
+
+        frames[n++] = v;
+    }
+
+    /* a stack without frames names nothing, and jeprof drops its line */
+
+    if (n == 0) {
+        ngx_http_malloc_heap_error(err, "line %zu: a stack without frames",
+                                   line);
+        return -1;
+    }
+
+    *nframes = n;
+
+    return 0;
+}
+
+
+/*
+ * jemalloc 5.3 reconstructs the sampled count from unbiased figures and
+ * can round it down to 0 while bytes remain.  pprof refuses "0: <bytes>"
+ * and the unbiasing divides by the count, so such bytes are one object.
+ */
+
+static void
+ngx_http_malloc_heap_normalize(uint64_t *objs, uint64_t *bytes)
+{
+    if (*objs == 0 && *bytes != 0) {
+        *objs = 1;
+    }
+}
+
+
+static uint64_t
+ngx_http_malloc_heap_hash(const uint64_t *frames, uint32_t nframes)
+{
+    uint32_t  i;
+    uint64_t  h;
+
+    h = 0x9e3779b97f4a7c15ULL ^ nframes;
+
+    for (i = 0; i < nframes; i++) {
+        h ^= frames[i];
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+
+    return h;
+}
+
+
+/* the index slot that holds the stack with these frames, or an empty one */
+
+static uint32_t *
+ngx_http_malloc_heap_slot(const ngx_http_malloc_heap_t *heap,
+    const uint64_t *frames, uint32_t nframes)
+{
+    size_t                          i, mask;
+    const ngx_http_malloc_stack_t  *s;
+
+    mask = heap->index_size - 1;
+    i = ngx_http_malloc_heap_hash(frames, nframes) & mask;
+
+    for ( ;; ) {
+        if (heap->index[i] == 0) {
+            return &heap->index[i];
+        }
+
+        s = &heap->stacks[heap->index[i] - 1];
+
+        if (s->nframes == nframes
+            && memcmp(s->frames, frames, nframes * sizeof(uint64_t)) == 0)
+        {
+            return &heap->index[i];
+        }
+
+        i = (i + 1) & mask;
+    }
+}
+
+
+/* room for one more stack, the index at most half full */
+
+static int
+ngx_http_malloc_heap_grow(ngx_http_malloc_heap_t *heap)
+{
+    size_t                    i, cap, size;
+    uint32_t                 *index, *slot;
+    ngx_http_malloc_stack_t  *stacks;
+
+    if (heap->nstacks >= UINT32_MAX / 4) {
+        return -1;
+    }
+
+    if (heap->nstacks == heap->cap) {
+        cap = heap->cap ? heap->cap * 2 : 64;
+
+        stacks = ngx_http_malloc_arena_alloc(heap->arena,
+                                     cap * sizeof(ngx_http_malloc_stack_t));
+        if (stacks == NULL) {
+            return -1;
+        }
+
+        if (heap->nstacks > 0) {
+            memcpy(stacks, heap->stacks,
+                   heap->nstacks * sizeof(ngx_http_malloc_stack_t));
+        }
+
+        heap->stacks = stacks;
+        heap->cap = cap;
+    }
+
+    if ((heap->nstacks + 1) * 2 <= heap->index_size) {
+        return 0;
+    }
+
+    size = heap->index_size ? heap->index_size * 2 : 128;
+
+    index = ngx_http_malloc_arena_alloc(heap->arena, size * sizeof(uint32_t));
+    if (index == NULL) {
+        return -1;
+    }
+
+    heap->index = index;
+    heap->index_size = size;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        slot = ngx_http_malloc_heap_slot(heap, heap->stacks[i].frames,
+                                         heap->stacks[i].nframes);
+        *slot = i + 1;
+    }
+
+    return 0;
+}
+
+
+static int
+ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
+    const uint64_t *frames, uint32_t nframes, const uint64_t *c, char *err,
+    size_t line)
+{
+    uint32_t                 *slot;
+    uint64_t                 *copy;
+    ngx_http_malloc_stack_t  *s;
+
+    if (heap->index != NULL) {
+        slot = ngx_http_malloc_heap_slot(heap, frames, nframes);
+
+        if (*slot != 0) {
+            s = &heap->stacks[*slot - 1];
+
+            if (c[0] > NGX_HTTP_MALLOC_HEAP_MAX_COUNT - s->objs
+                || c[1] > NGX_HTTP_MALLOC_HEAP_MAX_COUNT - s->bytes
+                || c[2] > NGX_HTTP_MALLOC_HEAP_MAX_COUNT - s->accum_objs
+                || c[3] > NGX_HTTP_MALLOC_HEAP_MAX_COUNT - s->accum_bytes)
+            {
+                ngx_http_malloc_heap_error(err, "line %zu: the counts of a "
+                                           "stack overflow when merged",
+                                           line);
+                return -1;
+            }
+
+            s->objs += c[0];
+            s->bytes += c[1];
+            s->accum_objs += c[2];
+            s->accum_bytes += c[3];
+
+            goto done;
+        }
+    }
+
+    copy = ngx_http_malloc_arena_alloc(heap->arena,
+                                       nframes * sizeof(uint64_t));
+
+    if (copy == NULL || ngx_http_malloc_heap_grow(heap) != 0) {
+        ngx_http_malloc_heap_error(err, "line %zu: out of memory", line);
+        return -1;
+    }
+
+    memcpy(copy, frames, nframes * sizeof(uint64_t));
+
+    s = &heap->stacks[heap->nstacks];
+    s->frames = copy;
+    s->nframes = nframes;
+    s->objs = c[0];
+    s->bytes = c[1];
+    s->accum_objs = c[2];
+    s->accum_bytes = c[3];
+
+    slot = ngx_http_malloc_heap_slot(heap, frames, nframes);
+    *slot = ++heap->nstacks;
+
+done:
+
+    if (c[2] != 0 || c[3] != 0) {
+        heap->accum = 1;
+    }
+
+    return 0;
+}
+
+
+/*
+ * After trim or sub: rebuilds the index over the stacks that are left,
+ * compacting them and merging those that became equal.  The index never
+ * needs to grow, as there are no more stacks than before.
+ */
+
+static void
+ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap)
+{
+    size_t                    i, n;
+    uint32_t                 *slot;
+    ngx_http_malloc_stack_t  *s, *t;
+
+    if (heap->index == NULL) {
+        return;
+    }
+
+    memset(heap->index, 0, heap->index_size * sizeof(uint32_t));
+
+    n = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+        slot = ngx_http_malloc_heap_slot(heap, s->frames, s->nframes);
+
+        if (*slot != 0) {
+            t = &heap->stacks[*slot - 1];
+            t->objs = ngx_http_malloc_heap_sat(t->objs, s->objs);
+            t->bytes = ngx_http_malloc_heap_sat(t->bytes, s->bytes);
+            t->accum_objs = ngx_http_malloc_heap_sat(t->accum_objs,
+                                                     s->accum_objs);
+            t->accum_bytes = ngx_http_malloc_heap_sat(t->accum_bytes,
+                                                      s->accum_bytes);
+            continue;
+        }
+
+        heap->stacks[n] = *s;
+        *slot = ++n;
+    }
+
+    heap->nstacks = n;
+}
+
+
+int
+ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base)
+{
+    size_t                          i, n;
+    uint32_t                       *slot;
+    ngx_http_malloc_stack_t        *s;
+    const ngx_http_malloc_stack_t  *b;
+
+    /* sampled counts at different rates do not subtract */
+
+    if (heap->period != 0 && base->period != 0
+        && heap->period != base->period)
+    {
+        return -1;
+    }
+
+    n = 0;
+    heap->accum = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+        b = NULL;
+
+        if (base->index != NULL) {
+            slot = ngx_http_malloc_heap_slot(base, s->frames, s->nframes);
+
+            if (*slot != 0) {
+                b = &base->stacks[*slot - 1];
+            }
+        }
+
+        if (b != NULL) {
+            if (s->bytes <= b->bytes) {
+                continue;
+            }
+
+            s->bytes -= b->bytes;
+            s->objs = (s->objs > b->objs) ? s->objs - b->objs : 0;
+
+            /* accumulated counts only fall after a prof.reset */
+
+            if (s->accum_bytes > b->accum_bytes) {
+                s->accum_bytes -= b->accum_bytes;
+                s->accum_objs = (s->accum_objs > b->accum_objs)
+                                ? s->accum_objs - b->accum_objs : 0;
+
+            } else {
+                s->accum_bytes = 0;
+                s->accum_objs = 0;
+            }
+
+            /* grown in bytes but not in count: bigger objects */
+
+            ngx_http_malloc_heap_normalize(&s->objs, &s->bytes);
+            ngx_http_malloc_heap_normalize(&s->accum_objs, &s->accum_bytes);
+
+        } else if (s->bytes == 0) {
+            continue;
+        }
+
+        if (s->accum_objs != 0 || s->accum_bytes != 0) {
+            heap->accum = 1;
+        }
+
+        heap->stacks[n++] = *s;
+    }
+
+    heap->nstacks = n;
+
+    ngx_http_malloc_heap_reindex(heap);
+
+    return 0;
+}
+
+
+void
+ngx_http_malloc_heap_trim(ngx_http_malloc_heap_t *heap, uint64_t lo,
+    uint64_t hi)
+{
+    size_t                    i;
+    uint32_t                  k;
+    ngx_http_malloc_stack_t  *s;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+
+        /* the outermost frame stays: a stack must name something */
+
+        for (k = 0; k + 1 < s->nframes; k++) {
+            if (s->frames[k] < lo || s->frames[k] >= hi) {
+                break;
+            }
+        }
+
+        s->frames += k;
+        s->nframes -= k;
+    }
+
+    ngx_http_malloc_heap_reindex(heap);
+}
+
+
+static uint64_t
+ngx_http_malloc_heap_sat(uint64_t a, uint64_t b)
+{
+    if (a >= NGX_HTTP_MALLOC_HEAP_MAX_COUNT
+        || b >= NGX_HTTP_MALLOC_HEAP_MAX_COUNT - a)
+    {
+        return NGX_HTTP_MALLOC_HEAP_MAX_COUNT;
+    }
+
+    return a + b;
+}
+
+
+/* saturated, so that the header stays readable as int64 */
+
+static void
+ngx_http_malloc_heap_totals(const ngx_http_malloc_heap_t *heap, uint64_t *t)
+{
+    size_t                          i;
+    const ngx_http_malloc_stack_t  *s;
+
+    t[0] = 0;
+    t[1] = 0;
+    t[2] = 0;
+    t[3] = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+        t[0] = ngx_http_malloc_heap_sat(t[0], s->objs);
+        t[1] = ngx_http_malloc_heap_sat(t[1], s->bytes);
+        t[2] = ngx_http_malloc_heap_sat(t[2], s->accum_objs);
+        t[3] = ngx_http_malloc_heap_sat(t[3], s->accum_bytes);
+    }
+}
+
+
+/* " 0x<hex>" per frame; mbuf_printf would cut a long line at 512 bytes */
+
+static void
+ngx_http_malloc_heap_write_frames(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_stack_t *stack)
+{
+    int                    shift;
+    size_t                 n;
+    uint32_t               i;
+    uint64_t               v;
+    unsigned char          buf[1024];
+    static const char      hex[] = "0123456789abcdef";
+
+    n = 0;
+
+    for (i = 0; i < stack->nframes; i++) {
+
+        if (n > sizeof(buf) - 20) {
+            ngx_http_malloc_mbuf_append(out, buf, n);
+            n = 0;
+        }
+
+        v = stack->frames[i];
+
+        buf[n++] = ' ';
+        buf[n++] = '0';
+        buf[n++] = 'x';
+
+        for (shift = 60; shift > 0 && (v >> shift) == 0; shift -= 4) {
+            /* skip leading zeros */
+        }
+
+        for ( /* void */ ; shift >= 0; shift -= 4) {
+            buf[n++] = hex[(v >> shift) & 0xf];
+        }
+    }
+
+    buf[n++] = '\n';
+
+    ngx_http_malloc_mbuf_append(out, buf, n);
+}
+
+
+static void
+ngx_http_malloc_heap_write_maps(const ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_mbuf_t *out)
+{
+    if (heap->maps == NULL) {
+        return;
+    }
+
+    ngx_http_malloc_mbuf_append(out, "\nMAPPED_LIBRARIES:\n",
+                                sizeof("\nMAPPED_LIBRARIES:\n") - 1);
+    ngx_http_malloc_mbuf_append(out, heap->maps, heap->maps_len);
+}
+
+
+/*
+ * A heap with no dump in it says period 1 (nothing to scale): jeprof
+ * takes a period of 0 for 128 KiB.
+ */
+
+void
+ngx_http_malloc_heap_write_v2(const ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_mbuf_t *out)
+{
+    size_t                          i;
+    uint64_t                        t[4];
+    const ngx_http_malloc_stack_t  *s;
+
+    ngx_http_malloc_heap_totals(heap, t);
+
+    ngx_http_malloc_mbuf_printf(out, "heap_v2/%" PRIu64 "\n"
+                                "  t*: %" PRIu64 ": %" PRIu64
+                                " [%" PRIu64 ": %" PRIu64 "]\n",
+                                heap->period ? heap->period : 1,
+                                t[0], t[1], t[2], t[3]);
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+
+        ngx_http_malloc_mbuf_append(out, "@", 1);
+        ngx_http_malloc_heap_write_frames(out, s);
+        ngx_http_malloc_mbuf_printf(out, "  t*: %" PRIu64 ": %" PRIu64
+                                    " [%" PRIu64 ": %" PRIu64 "]\n",
+                                    s->objs, s->bytes, s->accum_objs,
+                                    s->accum_bytes);
+    }
+
+    ngx_http_malloc_heap_write_maps(heap, out);
+}
+
+
+void
+ngx_http_malloc_heap_write_legacy(const ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_mbuf_t *out)
+{
+    size_t                          i;
+    uint64_t                        t[4];
+    const ngx_http_malloc_stack_t  *s;
+
+    ngx_http_malloc_heap_totals(heap, t);
+
+    ngx_http_malloc_mbuf_printf(out, "heap profile: %" PRIu64 ": %" PRIu64
+                                " [%" PRIu64 ": %" PRIu64 "]"
+                                " @ heap_v2/%" PRIu64 "\n",
+                                t[0], t[1], t[2], t[3],
+                                heap->period ? heap->period : 1);
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+
+        ngx_http_malloc_mbuf_printf(out, "%" PRIu64 ": %" PRIu64
+                                    " [%" PRIu64 ": %" PRIu64 "] @",
+                                    s->objs, s->bytes, s->accum_objs,
+                                    s->accum_bytes);
+        ngx_http_malloc_heap_write_frames(out, s);
+    }
+
+    ngx_http_malloc_heap_write_maps(heap, out);
+}
+
+
+/*
+ * Beyond the formula: a period of 1 samples every allocation, so there is
+ * nothing to scale (pprof agrees; jeprof would add a hair for objects of
+ * a few bytes), and a count without bytes has no mean size to scale by.
+ */
+
+void
+ngx_http_malloc_heap_unbias(uint64_t period, uint64_t objs, uint64_t bytes,
+    int64_t *uobjs, int64_t *ubytes)
+{
+    double  mean, scale;
+
+    if (objs == 0 || bytes == 0 || period <= 1) {
+        *uobjs = (objs > NGX_HTTP_MALLOC_HEAP_MAX_COUNT) ? INT64_MAX
+                                                         : (int64_t) objs;
+        *ubytes = (bytes > NGX_HTTP_MALLOC_HEAP_MAX_COUNT) ? INT64_MAX
+                                                           : (int64_t) bytes;
+        return;
+    }
+
+    /* expm1 keeps precision where 1 - exp() would cancel to nothing */
+
+    mean = (double) bytes / (double) objs;
+    scale = 1.0 / -expm1(-mean / (double) period);
+
+    *uobjs = ngx_http_malloc_heap_round((double) objs * scale);
+    *ubytes = ngx_http_malloc_heap_round((double) bytes * scale);
+}
+
+
+static int64_t
+ngx_http_malloc_heap_round(double x)
+{
+    if (!(x < 9223372036854775807.0)) {
+        return INT64_MAX;
+    }
+
+    if (x < 0) {
+        return 0;
+    }
+
+    return (int64_t) (x + 0.5);
+}

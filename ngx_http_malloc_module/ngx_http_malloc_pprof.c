@@ -1,0 +1,941 @@
+
+/*
+ * profile.proto by hand: the message is flat enough that a protobuf
+ * library would bring more code (and malloc) than it saves.  Each small
+ * message is measured and written into a scratch buffer, then appended as
+ * a length-delimited field of Profile to one mbuf; profile.proto allows
+ * the repeated fields of Profile in any order, so the string table, which
+ * fills while the samples are written, goes last.  The bytes are then
+ * gzipped into the output, as pprof expects from a .pb.gz.
+ */
+
+
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "ngx_http_malloc_pprof.h"
+
+
+/* Profile */
+#define NGX_HTTP_MALLOC_PB_SAMPLE_TYPE     1
+#define NGX_HTTP_MALLOC_PB_SAMPLE          2
+#define NGX_HTTP_MALLOC_PB_MAPPING         3
+#define NGX_HTTP_MALLOC_PB_LOCATION        4
+#define NGX_HTTP_MALLOC_PB_FUNCTION        5
+#define NGX_HTTP_MALLOC_PB_STRING_TABLE    6
+#define NGX_HTTP_MALLOC_PB_TIME_NANOS      9
+#define NGX_HTTP_MALLOC_PB_DURATION_NANOS  10
+#define NGX_HTTP_MALLOC_PB_PERIOD_TYPE     11
+#define NGX_HTTP_MALLOC_PB_PERIOD          12
+#define NGX_HTTP_MALLOC_PB_DEFAULT_TYPE    14
+
+/* wire types */
+#define NGX_HTTP_MALLOC_PB_VARINT          0
+#define NGX_HTTP_MALLOC_PB_BYTES           2
+
+/* a varint takes at most 10 bytes, a tag of a field below 16 one */
+#define NGX_HTTP_MALLOC_PB_VARINT_MAX      10
+#define NGX_HTTP_MALLOC_PB_FIELD_MAX       (1 + NGX_HTTP_MALLOC_PB_VARINT_MAX)
+
+#define NGX_HTTP_MALLOC_PPROF_ZCHUNK       (64 * 1024)
+
+
+typedef struct {
+    uint64_t                         key;
+    uint32_t                         value;    /* 0: the slot is free */
+} ngx_http_malloc_pprof_slot_t;
+
+
+/* a hash from 64-bit keys to ids, ids starting at 1 */
+typedef struct {
+    ngx_http_malloc_pprof_slot_t    *slots;
+    size_t                           size;
+    size_t                           n;
+} ngx_http_malloc_pprof_table_t;
+
+
+typedef struct {
+    const char                      *data;
+    size_t                           len;
+} ngx_http_malloc_pprof_str_t;
+
+
+typedef struct {
+    uint64_t                         address;
+    uint32_t                         mapping;   /* id, or 0 for none */
+    uint32_t                         function;  /* id */
+} ngx_http_malloc_pprof_loc_t;
+
+
+typedef struct {
+    ngx_http_malloc_pprof_t         *pp;
+    ngx_http_malloc_arena_t         *arena;
+    ngx_http_malloc_mbuf_t           pb;        /* the raw Profile */
+
+    ngx_http_malloc_pprof_str_t     *strs;
+    size_t                           nstrs;
+    size_t                           strs_cap;
+    uint32_t                        *str_index; /* string number + 1 */
+    size_t                           str_index_size;
+
+    ngx_http_malloc_pprof_table_t    addrs;     /* address -> location */
+    ngx_http_malloc_pprof_table_t    names;     /* string -> function */
+
+    ngx_http_malloc_pprof_loc_t     *locs;
+    size_t                           nlocs;
+    size_t                           locs_cap;
+    uint32_t                        *funcs;     /* name of each function */
+    size_t                           nfuncs;
+    size_t                           funcs_cap;
+
+    uint64_t                        *ids;       /* one sample's locations */
+    unsigned char                   *scratch;   /* one sample's message */
+
+    int64_t                          s_bytes;   /* string numbers */
+    int64_t                          s_inuse_space;
+} ngx_http_malloc_pprof_ctx_t;
+
+
+static void ngx_http_malloc_pprof_error(char *err, const char *msg);
+static void *ngx_http_malloc_pprof_grow(ngx_http_malloc_arena_t *arena,
+    void *old, size_t n, size_t *cap, size_t size);
+static size_t ngx_http_malloc_pprof_varint_len(uint64_t v);
+static unsigned char *ngx_http_malloc_pprof_varint(unsigned char *p,
+    uint64_t v);
+static unsigned char *ngx_http_malloc_pprof_uint(unsigned char *p,
+    unsigned field, uint64_t v);
+static unsigned char *ngx_http_malloc_pprof_head(unsigned char *p,
+    unsigned field, size_t len);
+static void ngx_http_malloc_pprof_message(ngx_http_malloc_mbuf_t *b,
+    unsigned field, const unsigned char *msg, size_t len);
+static uint64_t ngx_http_malloc_pprof_mix(uint64_t key);
+static ngx_http_malloc_pprof_slot_t *ngx_http_malloc_pprof_slot(
+    ngx_http_malloc_arena_t *arena, ngx_http_malloc_pprof_table_t *t,
+    uint64_t key);
+static int64_t ngx_http_malloc_pprof_string(ngx_http_malloc_pprof_ctx_t *ctx,
+    const char *s, size_t len);
+static int64_t ngx_http_malloc_pprof_cstring(ngx_http_malloc_pprof_ctx_t *ctx,
+    const char *s);
+static int ngx_http_malloc_pprof_value_type(ngx_http_malloc_pprof_ctx_t *ctx,
+    unsigned field, const char *type, const char *unit);
+static uint32_t ngx_http_malloc_pprof_location(
+    ngx_http_malloc_pprof_ctx_t *ctx, uint64_t addr);
+static int ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s);
+static int ngx_http_malloc_pprof_mappings(ngx_http_malloc_pprof_ctx_t *ctx);
+static void ngx_http_malloc_pprof_tables(ngx_http_malloc_pprof_ctx_t *ctx);
+static voidpf ngx_http_malloc_pprof_zalloc(voidpf opaque, uInt items,
+    uInt size);
+static void ngx_http_malloc_pprof_zfree(voidpf opaque, voidpf address);
+static int ngx_http_malloc_pprof_gzip(ngx_http_malloc_arena_t *arena,
+    const unsigned char *data, size_t len, ngx_http_malloc_mbuf_t *out);
+
+
+static void
+ngx_http_malloc_pprof_error(char *err, const char *msg)
+{
+    if (err != NULL) {
+        snprintf(err, NGX_HTTP_MALLOC_PPROF_ERR_LEN, "%s", msg);
+    }
+}
+
+
+int
+ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
+    ngx_http_malloc_mbuf_t *out, char *err)
+{
+    int                             rc;
+    size_t                          i, max;
+    unsigned char                   buf[2 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                  *p;
+    const ngx_http_malloc_heap_t   *heap;
+    ngx_http_malloc_pprof_ctx_t     ctx;
+
+    heap = pp->heap;
+
+    memset(&ctx, 0, sizeof(ngx_http_malloc_pprof_ctx_t));
+    ctx.pp = pp;
+    ctx.arena = pp->arena;
+
+    max = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        if (heap->stacks[i].nframes > max) {
+            max = heap->stacks[i].nframes;
+        }
+    }
+
+    /*
+     * the largest sample: location ids, up to 4 values and a label, each
+     * a varint, with the tags and lengths around them
+     */
+
+    ctx.ids = ngx_http_malloc_arena_alloc(ctx.arena,
+                                          (max + 1) * sizeof(uint64_t));
+    ctx.scratch = ngx_http_malloc_arena_alloc(ctx.arena,
+                                  (max + 16) * NGX_HTTP_MALLOC_PB_FIELD_MAX);
+
+    if (ctx.ids == NULL || ctx.scratch == NULL) {
+        goto nomem;
+    }
+
+    /* string 0 must be "" */
+
+    if (ngx_http_malloc_pprof_cstring(&ctx, "") != 0) {
+        goto nomem;
+    }
+
+    /* alloc_* first: pprof shows the last sample type unless told */
+
+    if (heap->accum) {
+        if (ngx_http_malloc_pprof_value_type(&ctx,
+                                             NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
+                                             "alloc_objects", "count")
+            != 0
+            || ngx_http_malloc_pprof_value_type(&ctx,
+                                              NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
+                                              "alloc_space", "bytes")
+               != 0)
+        {
+            goto nomem;
+        }
+    }
+
+    if (ngx_http_malloc_pprof_value_type(&ctx, NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
+                                         "inuse_objects", "count")
+        != 0
+        || ngx_http_malloc_pprof_value_type(&ctx,
+                                            NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
+                                            "inuse_space", "bytes")
+           != 0
+        || ngx_http_malloc_pprof_value_type(&ctx,
+                                            NGX_HTTP_MALLOC_PB_PERIOD_TYPE,
+                                            "space", "bytes")
+           != 0)
+    {
+        goto nomem;
+    }
+
+    ctx.s_bytes = ngx_http_malloc_pprof_cstring(&ctx, "bytes");
+    ctx.s_inuse_space = ngx_http_malloc_pprof_cstring(&ctx, "inuse_space");
+
+    if (ngx_http_malloc_pprof_mappings(&ctx) != 0) {
+        goto nomem;
+    }
+
+    for (i = 0; i < heap->nstacks; i++) {
+        if (ngx_http_malloc_pprof_sample(&ctx, &heap->stacks[i]) != 0) {
+            goto nomem;
+        }
+    }
+
+    ngx_http_malloc_pprof_tables(&ctx);
+
+    p = buf;
+
+    if (pp->time_nanos != 0) {
+        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_TIME_NANOS,
+                                       (uint64_t) pp->time_nanos);
+    }
+
+    if (pp->duration_nanos != 0) {
+        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_DURATION_NANOS,
+                                       (uint64_t) pp->duration_nanos);
+    }
+
+    ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
+
+    p = buf;
+
+    if (heap->period != 0) {
+        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_PERIOD,
+                                       heap->period);
+    }
+
+    p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_DEFAULT_TYPE,
+                                   (uint64_t) ctx.s_inuse_space);
+
+    ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
+
+    if (ctx.pb.failed) {
+        goto nomem;
+    }
+
+    rc = ngx_http_malloc_pprof_gzip(ctx.arena, ctx.pb.data, ctx.pb.len, out);
+
+    ngx_http_malloc_mbuf_free(&ctx.pb);
+
+    if (rc != 0) {
+        ngx_http_malloc_pprof_error(err, "gzip failed (out of memory?)");
+        return -1;
+    }
+
+    return 0;
+
+nomem:
+
+    ngx_http_malloc_mbuf_free(&ctx.pb);
+    ngx_http_malloc_pprof_error(err, "out of memory while encoding the "
+                                "profile");
+    return -1;
+}
+
+
+/* arrays grow by copying into a bigger block: the arena never frees */
+
+static void *
+ngx_http_malloc_pprof_grow(ngx_http_malloc_arena_t *arena, void *old,
+    size_t n, size_t *cap, size_t size)
+{
+    void    *p;
+    size_t   c;
+
+    if (n < *cap) {
+        return old;
+    }
+
+    c = *cap ? *cap * 2 : 256;
+
+    if (c > SIZE_MAX / 4 / size) {
+        return NULL;
+    }
+
+    p = ngx_http_malloc_arena_alloc(arena, c * size);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    if (n > 0) {
+        memcpy(p, old, n * size);
+    }
+
+    *cap = c;
+
+    return p;
+}
+
+
+static size_t
+ngx_http_malloc_pprof_varint_len(uint64_t v)
+{
+    size_t  n;
+
+    for (n = 1; v >= 0x80; n++) {
+        v >>= 7;
+    }
+
+    return n;
+}
+
+
+static unsigned char *
+ngx_http_malloc_pprof_varint(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char) (v | 0x80);
+        v >>= 7;
+    }
+
+    *p++ = (unsigned char) v;
+
+    return p;
+}
+
+
+/* a varint field; zero is the default and is left out */
+
+static unsigned char *
+ngx_http_malloc_pprof_uint(unsigned char *p, unsigned field, uint64_t v)
+{
+    if (v == 0) {
+        return p;
+    }
+
+    *p++ = (unsigned char) (field << 3 | NGX_HTTP_MALLOC_PB_VARINT);
+
+    return ngx_http_malloc_pprof_varint(p, v);
+}
+
+
+/* the tag and length of a length-delimited field */
+
+static unsigned char *
+ngx_http_malloc_pprof_head(unsigned char *p, unsigned field, size_t len)
+{
+    *p++ = (unsigned char) (field << 3 | NGX_HTTP_MALLOC_PB_BYTES);
+
+    return ngx_http_malloc_pprof_varint(p, len);
+}
+
+
+static void
+ngx_http_malloc_pprof_message(ngx_http_malloc_mbuf_t *b, unsigned field,
+    const unsigned char *msg, size_t len)
+{
+    unsigned char   head[NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p;
+
+    p = ngx_http_malloc_pprof_head(head, field, len);
+
+    ngx_http_malloc_mbuf_append(b, head, p - head);
+    ngx_http_malloc_mbuf_append(b, msg, len);
+}
+
+
+static uint64_t
+ngx_http_malloc_pprof_mix(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+
+    return key;
+}
+
+
+/* the slot of key (value 0 if new), growing the table first; NULL: OOM */
+
+static ngx_http_malloc_pprof_slot_t *
+ngx_http_malloc_pprof_slot(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_pprof_table_t *t, uint64_t key)
+{
+    size_t                         i, j, mask, size;
+    ngx_http_malloc_pprof_slot_t  *slots;
+
+    if ((t->n + 1) * 2 > t->size) {
+        size = t->size ? t->size * 2 : 1024;
+
+        if (size > SIZE_MAX / 4 / sizeof(ngx_http_malloc_pprof_slot_t)) {
+            return NULL;
+        }
+
+        slots = ngx_http_malloc_arena_alloc(arena,
+                                size * sizeof(ngx_http_malloc_pprof_slot_t));
+        if (slots == NULL) {
+            return NULL;
+        }
+
+        for (i = 0; i < t->size; i++) {
+            if (t->slots[i].value == 0) {
+                continue;
+            }
+
+            j = ngx_http_malloc_pprof_mix(t->slots[i].key) & (size - 1);
+
+            while (slots[j].value != 0) {
+                j = (j + 1) & (size - 1);
+            }
+
+            slots[j] = t->slots[i];
+        }
+
+        t->slots = slots;
+        t->size = size;
+    }
+
+    mask = t->size - 1;
+    i = ngx_http_malloc_pprof_mix(key) & mask;
+
+    while (t->slots[i].value != 0 && t->slots[i].key != key) {
+        i = (i + 1) & mask;
+    }
+
+    t->slots[i].key = key;
+
+    return &t->slots[i];
+}
+
+
+/* the number of the string in the string table; -1: out of memory */
+
+static int64_t
+ngx_http_malloc_pprof_string(ngx_http_malloc_pprof_ctx_t *ctx, const char *s,
+    size_t len)
+{
+    size_t                        i, j, size, mask;
+    uint32_t                     *index;
+    uint64_t                      h;
+    ngx_http_malloc_pprof_str_t  *str;
+
+    h = 0xcbf29ce484222325ULL;
+
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char) s[i];
+        h *= 0x100000001b3ULL;
+    }
+
+    if ((ctx->nstrs + 1) * 2 > ctx->str_index_size) {
+        size = ctx->str_index_size ? ctx->str_index_size * 2 : 1024;
+
+        if (ctx->nstrs >= UINT32_MAX / 4) {
+            return -1;
+        }
+
+        index = ngx_http_malloc_arena_alloc(ctx->arena,
+                                            size * sizeof(uint32_t));
+        if (index == NULL) {
+            return -1;
+        }
+
+        /* rehash by recomputing: strings are few next to samples */
+
+        for (i = 0; i < ctx->nstrs; i++) {
+            str = &ctx->strs[i];
+            h = 0xcbf29ce484222325ULL;
+
+            for (j = 0; j < str->len; j++) {
+                h ^= (unsigned char) str->data[j];
+                h *= 0x100000001b3ULL;
+            }
+
+            j = ngx_http_malloc_pprof_mix(h) & (size - 1);
+
+            while (index[j] != 0) {
+                j = (j + 1) & (size - 1);
+            }
+
+            index[j] = i + 1;
+        }
+
+        ctx->str_index = index;
+        ctx->str_index_size = size;
+
+        return ngx_http_malloc_pprof_string(ctx, s, len);
+    }
+
+    mask = ctx->str_index_size - 1;
+    i = ngx_http_malloc_pprof_mix(h) & mask;
+
+    while (ctx->str_index[i] != 0) {
+        str = &ctx->strs[ctx->str_index[i] - 1];
+
+        if (str->len == len && memcmp(str->data, s, len) == 0) {
+            return ctx->str_index[i] - 1;
+        }
+
+        i = (i + 1) & mask;
+    }
+
+    ctx->strs = ngx_http_malloc_pprof_grow(ctx->arena, ctx->strs, ctx->nstrs,
+                                           &ctx->strs_cap,
+                                           sizeof(ngx_http_malloc_pprof_str_t));
+    if (ctx->strs == NULL) {
+        return -1;
+    }
+
+    /* names from the resolver may live in a buffer it reuses */
+
+    str = &ctx->strs[ctx->nstrs];
+    str->data = ngx_http_malloc_arena_strndup(ctx->arena, s, len);
+    str->len = len;
+
+    if (str->data == NULL) {
+        return -1;
+    }
+
+    ctx->str_index[i] = ++ctx->nstrs;
+
+    return ctx->nstrs - 1;
+}
+
+
+static int64_t
+ngx_http_malloc_pprof_cstring(ngx_http_malloc_pprof_ctx_t *ctx,
+    const char *s)
+{
+    return ngx_http_malloc_pprof_string(ctx, s, strlen(s));
+}
+
+
+static int
+ngx_http_malloc_pprof_value_type(ngx_http_malloc_pprof_ctx_t *ctx,
+    unsigned field, const char *type, const char *unit)
+{
+    int64_t         t, u;
+    unsigned char   buf[2 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p;
+
+    t = ngx_http_malloc_pprof_cstring(ctx, type);
+    u = ngx_http_malloc_pprof_cstring(ctx, unit);
+
+    if (t < 0 || u < 0) {
+        return -1;
+    }
+
+    p = ngx_http_malloc_pprof_uint(buf, 1, (uint64_t) t);
+    p = ngx_http_malloc_pprof_uint(p, 2, (uint64_t) u);
+
+    ngx_http_malloc_pprof_message(&ctx->pb, field, buf, p - buf);
+
+    return 0;
+}
+
+
+/*
+ * The location of a return address, made on first sight: the resolver
+ * names it once.  Like pprof's reader of legacy heap text, the location's
+ * address is the return address minus 1, inside the call instruction,
+ * so that the line pprof shows is the call's.  0 is out of memory.
+ */
+
+static uint32_t
+ngx_http_malloc_pprof_location(ngx_http_malloc_pprof_ctx_t *ctx,
+    uint64_t addr)
+{
+    int                            map;
+    char                           hex[32];
+    int64_t                        name;
+    const char                    *s;
+    ngx_http_malloc_pprof_t       *pp;
+    ngx_http_malloc_pprof_loc_t   *loc;
+    ngx_http_malloc_pprof_slot_t  *slot, *fslot;
+
+    /* the addresses' table cannot move before the location is made */
+
+    slot = ngx_http_malloc_pprof_slot(ctx->arena, &ctx->addrs, addr);
+    if (slot == NULL) {
+        return 0;
+    }
+
+    if (slot->value != 0) {
+        return slot->value;
+    }
+
+    pp = ctx->pp;
+    map = -1;
+    s = NULL;
+
+    if (pp->resolve != NULL) {
+        s = pp->resolve(pp->data, addr, &map);
+    }
+
+    if (s == NULL) {
+        snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long) addr);
+        s = hex;
+    }
+
+    if (map < 0 || (size_t) map >= pp->nmaps) {
+        map = -1;
+    }
+
+    name = ngx_http_malloc_pprof_cstring(ctx, s);
+    if (name < 0) {
+        return 0;
+    }
+
+    /* one function per distinct name, however many addresses it has */
+
+    fslot = ngx_http_malloc_pprof_slot(ctx->arena, &ctx->names,
+                                       (uint64_t) name);
+    if (fslot == NULL) {
+        return 0;
+    }
+
+    if (fslot->value == 0) {
+        ctx->funcs = ngx_http_malloc_pprof_grow(ctx->arena, ctx->funcs,
+                                                ctx->nfuncs, &ctx->funcs_cap,
+                                                sizeof(uint32_t));
+        if (ctx->funcs == NULL || ctx->nfuncs >= UINT32_MAX / 4) {
+            return 0;
+        }
+
+        ctx->funcs[ctx->nfuncs++] = (uint32_t) name;
+        fslot->value = ctx->nfuncs;
+        ctx->names.n++;
+    }
+
+    ctx->locs = ngx_http_malloc_pprof_grow(ctx->arena, ctx->locs, ctx->nlocs,
+                                           &ctx->locs_cap,
+                                           sizeof(ngx_http_malloc_pprof_loc_t));
+    if (ctx->locs == NULL || ctx->nlocs >= UINT32_MAX / 4) {
+        return 0;
+    }
+
+    loc = &ctx->locs[ctx->nlocs++];
+    loc->address = (addr != 0) ? addr - 1 : 0;
+    loc->mapping = map + 1;
+    loc->function = fslot->value;
+
+    slot->value = ctx->nlocs;
+    ctx->addrs.n++;
+
+    return slot->value;
+}
+
+
+static int
+ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s)
+{
+    size_t          i, nv, locs_len, values_len, label_len, len;
+    int64_t         v[4], block;
+    uint32_t        id;
+    uint64_t        period;
+    unsigned char   label[3 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p, *l;
+
+    period = ctx->pp->heap->period;
+    nv = 0;
+
+    if (ctx->pp->heap->accum) {
+        ngx_http_malloc_heap_unbias(period, s->accum_objs, s->accum_bytes,
+                                    &v[0], &v[1]);
+        nv = 2;
+    }
+
+    ngx_http_malloc_heap_unbias(period, s->objs, s->bytes, &v[nv],
+                                &v[nv + 1]);
+    nv += 2;
+
+    locs_len = 0;
+
+    for (i = 0; i < s->nframes; i++) {
+        id = ngx_http_malloc_pprof_location(ctx, s->frames[i]);
+        if (id == 0) {
+            return -1;
+        }
+
+        ctx->ids[i] = id;
+        locs_len += ngx_http_malloc_pprof_varint_len(id);
+    }
+
+    values_len = 0;
+
+    for (i = 0; i < nv; i++) {
+        values_len += ngx_http_malloc_pprof_varint_len((uint64_t) v[i]);
+    }
+
+    /* the object size, as pprof's "bytes" tag, like Go's heap profiles */
+
+    if (s->objs != 0) {
+        block = (int64_t) (s->bytes / s->objs);
+
+    } else if (s->accum_objs != 0) {
+        block = (int64_t) (s->accum_bytes / s->accum_objs);
+
+    } else {
+        block = 0;
+    }
+
+    l = label;
+    l = ngx_http_malloc_pprof_uint(l, 1, (uint64_t) ctx->s_bytes);
+    l = ngx_http_malloc_pprof_uint(l, 3, (uint64_t) block);
+    label_len = (block != 0) ? (size_t) (l - label) : 0;
+
+    len = 0;
+
+    if (locs_len != 0) {
+        len += 1 + ngx_http_malloc_pprof_varint_len(locs_len) + locs_len;
+    }
+
+    len += 1 + ngx_http_malloc_pprof_varint_len(values_len) + values_len;
+
+    if (label_len != 0) {
+        len += 1 + ngx_http_malloc_pprof_varint_len(label_len) + label_len;
+    }
+
+    p = ngx_http_malloc_pprof_head(ctx->scratch, NGX_HTTP_MALLOC_PB_SAMPLE,
+                                   len);
+
+    if (locs_len != 0) {
+        p = ngx_http_malloc_pprof_head(p, 1, locs_len);
+
+        for (i = 0; i < s->nframes; i++) {
+            p = ngx_http_malloc_pprof_varint(p, ctx->ids[i]);
+        }
+    }
+
+    p = ngx_http_malloc_pprof_head(p, 2, values_len);
+
+    for (i = 0; i < nv; i++) {
+        p = ngx_http_malloc_pprof_varint(p, (uint64_t) v[i]);
+    }
+
+    if (label_len != 0) {
+        p = ngx_http_malloc_pprof_head(p, 3, label_len);
+        memcpy(p, label, label_len);
+        p += label_len;
+    }
+
+    ngx_http_malloc_mbuf_append(&ctx->pb, ctx->scratch, p - ctx->scratch);
+
+    return 0;
+}
+
+
+/*
+ * Every mapping is written, whether a sample uses it or not, so that
+ * mapping ids stay the resolver's map indexes plus 1.  The names come
+ * from the resolver: has_functions keeps pprof from symbolizing again.
+ */
+
+static int
+ngx_http_malloc_pprof_mappings(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    size_t                        i;
+    int64_t                       file, build_id;
+    unsigned char                 buf[8 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                *p;
+    const ngx_http_malloc_map_t  *m;
+
+    for (i = 0; i < ctx->pp->nmaps; i++) {
+        m = &ctx->pp->maps[i];
+
+        file = ngx_http_malloc_pprof_cstring(ctx, (m->path != NULL)
+                                                  ? m->path : "");
+        build_id = ngx_http_malloc_pprof_cstring(ctx, (m->build_id != NULL)
+                                                      ? m->build_id : "");
+
+        if (file < 0 || build_id < 0) {
+            return -1;
+        }
+
+        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_pprof_uint(p, 2, m->start);
+        p = ngx_http_malloc_pprof_uint(p, 3, m->limit);
+        p = ngx_http_malloc_pprof_uint(p, 4, m->offset);
+        p = ngx_http_malloc_pprof_uint(p, 5, (uint64_t) file);
+        p = ngx_http_malloc_pprof_uint(p, 6, (uint64_t) build_id);
+        p = ngx_http_malloc_pprof_uint(p, 7, 1);
+
+        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_MAPPING,
+                                      buf, p - buf);
+    }
+
+    return 0;
+}
+
+
+/* locations, functions and strings, once the samples have named them all */
+
+static void
+ngx_http_malloc_pprof_tables(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    size_t                        i;
+    unsigned char                 buf[8 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                *p, *q;
+    ngx_http_malloc_pprof_loc_t  *loc;
+
+    for (i = 0; i < ctx->nlocs; i++) {
+        loc = &ctx->locs[i];
+
+        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_pprof_uint(p, 2, loc->mapping);
+        p = ngx_http_malloc_pprof_uint(p, 3, loc->address);
+
+        /* Line { function_id }: at most 11 bytes, so a 1-byte length */
+
+        q = ngx_http_malloc_pprof_uint(p + 2, 1, loc->function);
+        p = ngx_http_malloc_pprof_head(p, 4, q - (p + 2));
+        p = q;
+
+        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_LOCATION,
+                                      buf, p - buf);
+    }
+
+    for (i = 0; i < ctx->nfuncs; i++) {
+        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_pprof_uint(p, 2, ctx->funcs[i]);
+        p = ngx_http_malloc_pprof_uint(p, 3, ctx->funcs[i]);
+
+        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_FUNCTION,
+                                      buf, p - buf);
+    }
+
+    for (i = 0; i < ctx->nstrs; i++) {
+        ngx_http_malloc_pprof_message(&ctx->pb,
+                                      NGX_HTTP_MALLOC_PB_STRING_TABLE,
+                                      (const unsigned char *) ctx->strs[i].data,
+                                      ctx->strs[i].len);
+    }
+}
+
+
+/* zlib's own memory comes from the arena too, and goes with it */
+
+static voidpf
+ngx_http_malloc_pprof_zalloc(voidpf opaque, uInt items, uInt size)
+{
+    void  *p;
+
+    if (size != 0 && items > SIZE_MAX / size) {
+        return Z_NULL;
+    }
+
+    p = ngx_http_malloc_arena_alloc(opaque, (size_t) items * size);
+
+    return (p != NULL) ? p : Z_NULL;
+}
+
+
+static void
+ngx_http_malloc_pprof_zfree(voidpf opaque, voidpf address)
+{
+    (void) opaque;
+    (void) address;
+}
+
+
+/* the fastest level, as Go's runtime/pprof: the worker waits for it */
+
+static int
+ngx_http_malloc_pprof_gzip(ngx_http_malloc_arena_t *arena,
+    const unsigned char *data, size_t len, ngx_http_malloc_mbuf_t *out)
+{
+    int             rc;
+    size_t          n;
+    z_stream        z;
+    unsigned char  *chunk;
+
+    chunk = ngx_http_malloc_arena_alloc(arena, NGX_HTTP_MALLOC_PPROF_ZCHUNK);
+    if (chunk == NULL) {
+        return -1;
+    }
+
+    memset(&z, 0, sizeof(z_stream));
+    z.zalloc = ngx_http_malloc_pprof_zalloc;
+    z.zfree = ngx_http_malloc_pprof_zfree;
+    z.opaque = arena;
+
+    /* windowBits 15 + 16: a gzip header and trailer, not zlib's */
+
+    if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+                     Z_DEFAULT_STRATEGY)
+        != Z_OK)
+    {
+        return -1;
+    }
+
+    do {
+        /* avail_in is an uInt: feed a huge profile in parts */
+
+        if (z.avail_in == 0 && len > 0) {
+            n = (len > 1024 * 1024 * 1024) ? 1024 * 1024 * 1024 : len;
+            z.next_in = (Bytef *) data;
+            z.avail_in = (uInt) n;
+            data += n;
+            len -= n;
+        }
+
+        z.next_out = chunk;
+        z.avail_out = NGX_HTTP_MALLOC_PPROF_ZCHUNK;
+
+        rc = deflate(&z, (len == 0) ? Z_FINISH : Z_NO_FLUSH);
+
+        if (rc == Z_STREAM_ERROR) {
+            deflateEnd(&z);
+            return -1;
+        }
+
+        ngx_http_malloc_mbuf_append(out, chunk,
+                                    NGX_HTTP_MALLOC_PPROF_ZCHUNK - z.avail_out);
+
+    } while (rc != Z_STREAM_END && !out->failed);
+
+    deflateEnd(&z);
+
+    return out->failed ? -1 : 0;
+}

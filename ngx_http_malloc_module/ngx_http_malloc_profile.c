@@ -1,0 +1,928 @@
+
+/*
+ * Profiles served from the admin location: every worker (or one, ?pid=N)
+ * dumps its heap through the command board into a hidden file of the dump
+ * directory; the serving worker reads the dumps back, removes them, merges
+ * them and writes heap_v2, gperftools' legacy text or a symbolized
+ * profile.proto.  ?seconds=N subtracts a first collection taken N seconds
+ * earlier, waiting on a timer, so the worker keeps serving meanwhile.
+ * Everything built here lives in mmap'ed memory (arena.c), so a profile
+ * never reports its own making, and all of it is unmapped with the request.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_arena.h"
+#include "ngx_http_malloc_heap.h"
+#include "ngx_http_malloc_symbol.h"
+#include "ngx_http_malloc_pprof.h"
+
+
+/* the longest growth window a request may wait for */
+#define NGX_HTTP_MALLOC_SECONDS_MAX  3600
+
+/* the longest dump read back, a guard against a runaway file */
+#define NGX_HTTP_MALLOC_DUMP_MAX     (256 * 1024 * 1024)
+
+/* hidden files older than this were left by a worker that died */
+#define NGX_HTTP_MALLOC_STALE        300
+
+
+struct ngx_http_malloc_profile_s {
+    ngx_uint_t                     phase;        /* 0: base, 1: final */
+    ngx_uint_t                     seconds;
+    ngx_msec_t                     started;
+    ngx_http_malloc_arena_t       *arena;
+    ngx_http_malloc_heap_t         base;
+    ngx_http_malloc_heap_t         heap;
+    ngx_http_malloc_mbuf_t         out;
+};
+
+
+typedef struct {
+    ngx_http_malloc_symbols_t     *syms;
+    ngx_http_malloc_arena_t       *arena;
+    ngx_http_malloc_map_t         *maps;
+    size_t                         nmaps;
+} ngx_http_malloc_resolver_t;
+
+
+static void ngx_http_malloc_profile_sweep(ngx_http_request_t *r);
+static ngx_int_t ngx_http_malloc_profile_post(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_profile_timer(ngx_event_t *ev);
+static ngx_int_t ngx_http_malloc_profile_collect(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_heap_t *heap);
+static ngx_int_t ngx_http_malloc_profile_read(ngx_http_request_t *r,
+    const char *path, ngx_http_malloc_heap_t *heap);
+static void ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static ngx_int_t ngx_http_malloc_profile_output(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_resolver_t *rs);
+static ngx_int_t ngx_http_malloc_profile_proto(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_http_malloc_resolver_t *rs);
+static const char *ngx_http_malloc_profile_resolve(void *data,
+    uint64_t addr, int *map);
+static void ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_map_t *maps, size_t nmaps);
+static ngx_http_malloc_symbols_t *ngx_http_malloc_profile_symbols(void);
+static ngx_int_t ngx_http_malloc_profile_self_maps(ngx_http_request_t *r,
+    ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t **maps,
+    size_t *nmaps);
+static void ngx_http_malloc_profile_free(void *data);
+static ngx_int_t ngx_http_malloc_profile_send(ngx_http_request_t *r,
+    const char *type, const char *filename, u_char *data, size_t len);
+
+
+/* one per worker, for the life of the worker: symbol tables are costly */
+static ngx_http_malloc_symbols_t  *ngx_http_malloc_symbols;
+
+
+ngx_int_t
+ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_int_t                     n, rc;
+    ngx_str_t                     arg;
+    ngx_uint_t                    i, nw, found;
+    ngx_pool_cleanup_t           *cln;
+    ngx_http_malloc_profile_t    *pf;
+    ngx_http_malloc_answer_t     *answers;
+    ngx_http_malloc_loc_conf_t   *mlcf;
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r);
+    }
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    pf = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_profile_t));
+    if (pf == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "seconds", 7, &arg) == NGX_OK) {
+        n = ngx_atoi(arg.data, arg.len);
+
+        if (n <= 0 || n > NGX_HTTP_MALLOC_SECONDS_MAX
+            || ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
+        {
+            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                       "invalid_argument",
+                       "\"seconds\" takes 1 to %d, on pprof/heap and "
+                       "pprof/heap.pb.gz", NGX_HTTP_MALLOC_SECONDS_MAX);
+        }
+
+        pf->seconds = n;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "pid", 3, &arg) == NGX_OK) {
+        n = ngx_atoi(arg.data, arg.len);
+
+        answers = ngx_http_malloc_answers(r, 0, &nw);
+        if (answers == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        found = 0;
+
+        for (i = 0; i < nw; i++) {
+            if (n > 0 && answers[i].slot.pid == (ngx_pid_t) n) {
+                found = 1;
+            }
+        }
+
+        if (!found) {
+            return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
+                       "no_such_worker",
+                       "\"pid\" must be the pid of a worker of this "
+                       "nginx; GET the admin location to list them");
+        }
+
+        ctx->target = (ngx_pid_t) n;
+    }
+
+    pf->arena = ngx_http_malloc_arena_create();
+    if (pf->arena == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        ngx_http_malloc_arena_destroy(pf->arena);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln->handler = ngx_http_malloc_profile_free;
+    cln->data = pf;
+
+    ngx_http_malloc_heap_init(&pf->base, pf->arena);
+    ngx_http_malloc_heap_init(&pf->heap, pf->arena);
+
+    ctx->profile = pf;
+    ctx->cmd = NGX_HTTP_MALLOC_CMD_DUMP;
+    pf->phase = pf->seconds ? 0 : 1;
+    pf->started = ngx_current_msec;
+
+    if (ngx_http_malloc_hold(r, ctx) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* waiting for a busy board counts against the same timeout */
+    ctx->deadline = ngx_current_msec + mlcf->timeout;
+
+    ngx_http_malloc_profile_sweep(r);
+
+    rc = ngx_http_malloc_profile_post(r, ctx);
+
+    return rc;
+}
+
+
+/*
+ * Removes the hidden dumps and temporary files that a worker killed in the
+ * middle of a profile or a dump left behind.
+ */
+
+static void
+ngx_http_malloc_profile_sweep(ngx_http_request_t *r)
+{
+    DIR                          *dir;
+    struct stat                   st;
+    struct dirent                *de;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    dir = opendir((char *) mmcf->dump_dir->name.data);
+    if (dir == NULL) {
+        return;
+    }
+
+    while ((de = readdir(dir)) != NULL) {
+
+        if (ngx_strncmp(de->d_name, ".profile-", 9) != 0
+            && ngx_strncmp(de->d_name, ".malloc-", 8) != 0)
+        {
+            continue;
+        }
+
+        if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISREG(st.st_mode)
+            && st.st_mtime < ngx_time() - NGX_HTTP_MALLOC_STALE)
+        {
+            ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                          "removing stale \"%V/%s\"",
+                          &mmcf->dump_dir->name, de->d_name);
+
+            (void) unlinkat(dirfd(dir), de->d_name, 0);
+        }
+    }
+
+    (void) closedir(dir);
+}
+
+
+/*
+ * Posts the dump, or waits on the timer while another command holds the
+ * board: a profile is a read, it queues rather than fails.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    u_char                       *p;
+    ngx_int_t                     rc;
+    ngx_msec_t                    deadline;
+    ngx_http_malloc_loc_conf_t   *mlcf;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    /* a leading dot: no name an operator can ask for looks like it */
+
+    p = ngx_snprintf(ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+                     ".profile-%P-%M-%ui.%%p.heap", ngx_pid, ngx_current_msec,
+                     ctx->profile->phase);
+    *p = '\0';
+
+    deadline = ctx->deadline;
+
+    rc = ngx_http_malloc_coord_post(mmcf, ctx, 0, mlcf->timeout);
+
+    if (rc == NGX_BUSY) {
+        ctx->deadline = deadline;
+
+        if ((ngx_msec_int_t) (deadline - ngx_current_msec) <= 0) {
+            return ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "busy",
+                       "another command kept the workers busy for %M ms",
+                       mlcf->timeout);
+        }
+
+        ctx->wait.handler = ngx_http_malloc_profile_timer;
+        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
+
+        return NGX_DONE;
+    }
+
+    ngx_http_malloc_coord_apply_own(mmcf, r->connection->log);
+
+    return ngx_http_malloc_wait(r, ctx);
+}
+
+
+/* a busy board freed, or the growth window over: post (again) */
+
+static void
+ngx_http_malloc_profile_timer(ngx_event_t *ev)
+{
+    ngx_int_t                    rc;
+    ngx_connection_t            *c;
+    ngx_http_request_t          *r;
+    ngx_http_malloc_ctx_t       *ctx;
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    ctx = (ngx_http_malloc_ctx_t *)
+              ((u_char *) ev - offsetof(ngx_http_malloc_ctx_t, wait));
+    r = ctx->request;
+    c = r->connection;
+
+    if (ctx->profile->phase == 1 && ctx->seq != 0 && ctx->done) {
+        /* the growth window is over: a fresh deadline for the second dump */
+        mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+        ctx->deadline = ngx_current_msec + mlcf->timeout;
+        ctx->seq = 0;
+    }
+
+    rc = ngx_http_malloc_profile_post(r, ctx);
+
+    if (rc != NGX_DONE) {
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+/*
+ * Every worker has answered (or the deadline passed): read the dumps back.
+ * A growth profile keeps the first collection as its base and waits.
+ */
+
+ngx_int_t
+ngx_http_malloc_profile_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_int_t                   rc;
+    ngx_http_malloc_profile_t  *pf;
+
+    pf = ctx->profile;
+
+    rc = ngx_http_malloc_profile_collect(r, ctx,
+                                         pf->phase ? &pf->heap : &pf->base);
+
+    ngx_http_malloc_profile_unlink(r, ctx);
+
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    if (pf->phase == 0) {
+        pf->phase = 1;
+        ctx->wait.handler = ngx_http_malloc_profile_timer;
+        ngx_add_timer(&ctx->wait, pf->seconds * 1000);
+        return NGX_DONE;
+    }
+
+    return ngx_http_malloc_profile_output(r, ctx);
+}
+
+
+/* NGX_OK with the dumps merged into "heap", or the rc of an error sent */
+
+static ngx_int_t
+ngx_http_malloc_profile_collect(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_heap_t *heap)
+{
+    u_char                        *p;
+    ngx_int_t                      rc;
+    ngx_uint_t                     i, n;
+    ngx_http_malloc_slot_t        *slot;
+    ngx_http_malloc_answer_t      *answers;
+    ngx_http_malloc_main_conf_t   *mmcf;
+    char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    u_char                         path[NGX_MAX_PATH];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    answers = ngx_http_malloc_answers(r, ctx->seq, &n);
+    if (answers == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < n; i++) {
+        slot = &answers[i].slot;
+
+        if (ctx->target != 0 && slot->pid != ctx->target) {
+            continue;
+        }
+
+        if (!answers[i].answered || slot->result_seq != ctx->seq
+            || slot->rc != 0)
+        {
+            /* the JSON answer of prof_dump says which worker and why */
+            return ngx_http_malloc_respond(r, ctx);
+        }
+    }
+
+    for (i = 0; i < n; i++) {
+        slot = &answers[i].slot;
+
+        if (ctx->target != 0 && slot->pid != ctx->target) {
+            continue;
+        }
+
+        (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
+                                           (long) slot->pid, name,
+                                           sizeof(name));
+
+        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name);
+        *p = '\0';
+
+        rc = ngx_http_malloc_profile_read(r, (char *) path, heap);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_profile_read(ngx_http_request_t *r, const char *path,
+    ngx_http_malloc_heap_t *heap)
+{
+    u_char                     *buf;
+    ssize_t                     n;
+    ngx_fd_t                    fd;
+    ngx_err_t                   err;
+    ngx_file_info_t             fi;
+    ngx_http_malloc_profile_t  *pf;
+    ngx_http_malloc_ctx_t      *ctx;
+    char                        reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
+    pf = ctx->profile;
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd == NGX_INVALID_FILE || ngx_fd_info(fd, &fi) == NGX_FILE_ERROR) {
+        err = ngx_errno;
+
+        if (fd != NGX_INVALID_FILE) {
+            (void) ngx_close_file(fd);
+        }
+
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, err,
+                      "cannot read heap dump \"%s\"", path);
+
+        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed",
+                                     "cannot read back the dump \"%s\": %s",
+                                     path, strerror(err));
+    }
+
+    if (ngx_file_size(&fi) > NGX_HTTP_MALLOC_DUMP_MAX) {
+        (void) ngx_close_file(fd);
+        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed",
+                                     "the dump \"%s\" is larger than %d bytes",
+                                     path, NGX_HTTP_MALLOC_DUMP_MAX);
+    }
+
+    buf = ngx_http_malloc_arena_alloc(pf->arena, ngx_file_size(&fi) + 1);
+    if (buf == NULL) {
+        (void) ngx_close_file(fd);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    n = read(fd, buf, ngx_file_size(&fi));
+    err = ngx_errno;
+
+    (void) ngx_close_file(fd);
+
+    if (n != ngx_file_size(&fi)) {
+        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed",
+                                     "short read of the dump \"%s\": %s",
+                                     path, n == -1 ? strerror(err) : "");
+    }
+
+    if (ngx_http_malloc_heap_add(heap, buf, n, reason) != 0) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cannot parse heap dump \"%s\": %s", path, reason);
+
+        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed",
+                                     "cannot parse the dump \"%s\": %s",
+                                     path, reason);
+    }
+
+    return NGX_OK;
+}
+
+
+/* the hidden dumps never outlive the request that asked for them */
+
+static void
+ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx)
+{
+    u_char                       *p;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_answer_t     *answers;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    u_char                        path[NGX_MAX_PATH];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    answers = ngx_http_malloc_answers(r, ctx->seq, &n);
+    if (answers == NULL) {
+        return;
+    }
+
+    for (i = 0; i < n; i++) {
+        if (answers[i].slot.pid == 0
+            || answers[i].slot.result_seq != ctx->seq)
+        {
+            continue;
+        }
+
+        (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
+                                           (long) answers[i].slot.pid, name,
+                                           sizeof(name));
+
+        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name);
+        *p = '\0';
+
+        if (unlink((char *) path) == -1 && ngx_errno != NGX_ENOENT) {
+            ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
+                          "unlink(\"%s\") failed", path);
+        }
+    }
+}
+
+
+static ngx_int_t
+ngx_http_malloc_profile_output(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_profile_t   *pf;
+    ngx_http_malloc_resolver_t   rs;
+
+    pf = ctx->profile;
+
+    if (pf->seconds
+        && ngx_http_malloc_heap_sub(&pf->heap, &pf->base) != 0)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    switch (ctx->endpoint) {
+
+    case NGX_HTTP_MALLOC_EP_HEAP:
+        ngx_http_malloc_heap_write_v2(&pf->heap, &pf->out);
+
+        if (pf->out.failed) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return ngx_http_malloc_profile_send(r, "text/plain",
+                                            "nginx.heap",
+                                            pf->out.data, pf->out.len);
+
+    case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
+        ngx_http_malloc_profile_maps(pf, &rs);
+        ngx_http_malloc_profile_trim(&pf->heap, rs.maps, rs.nmaps);
+        ngx_http_malloc_heap_write_legacy(&pf->heap, &pf->out);
+
+        if (pf->out.failed) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+                                            pf->out.data, pf->out.len);
+
+    default: /* NGX_HTTP_MALLOC_EP_PPROF_PROTO */
+        ngx_http_malloc_profile_maps(pf, &rs);
+        ngx_http_malloc_profile_trim(&pf->heap, rs.maps, rs.nmaps);
+        return ngx_http_malloc_profile_proto(r, pf, &rs);
+    }
+}
+
+
+/* the first dump's mappings, with their symbols loaded into the cache */
+
+static void
+ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_resolver_t *rs)
+{
+    rs->syms = ngx_http_malloc_profile_symbols();
+    rs->arena = pf->arena;
+    rs->maps = NULL;
+    rs->nmaps = 0;
+
+    if (rs->syms != NULL && pf->heap.maps != NULL
+        && ngx_http_malloc_symbols_maps(rs->syms, pf->arena, pf->heap.maps,
+                                        pf->heap.maps_len, &rs->maps,
+                                        &rs->nmaps)
+           != 0)
+    {
+        rs->maps = NULL;
+        rs->nmaps = 0;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_malloc_profile_proto(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_http_malloc_resolver_t *rs)
+{
+    ngx_http_malloc_pprof_t  pp;
+    char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
+
+    ngx_memzero(&pp, sizeof(ngx_http_malloc_pprof_t));
+
+    pp.heap = &pf->heap;
+    pp.maps = rs->maps;
+    pp.nmaps = rs->nmaps;
+    pp.resolve = ngx_http_malloc_profile_resolve;
+    pp.data = rs;
+    pp.time_nanos = (int64_t) ngx_time() * 1000000000;
+    pp.duration_nanos = (int64_t) pf->seconds * 1000000000;
+    pp.arena = pf->arena;
+
+    if (ngx_http_malloc_pprof_encode(&pp, &pf->out, err) != 0) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cannot encode the heap profile: %s", err);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_malloc_profile_send(r, "application/octet-stream",
+                                        "nginx-heap.pb.gz",
+                                        pf->out.data, pf->out.len);
+}
+
+
+/* return addresses point after the call: name the call itself */
+
+static const char *
+ngx_http_malloc_profile_resolve(void *data, uint64_t addr, int *map)
+{
+    ngx_http_malloc_resolver_t *rs = data;
+
+    const char  *name;
+
+    name = NULL;
+    *map = -1;
+
+    if (rs->syms != NULL && addr > 0) {
+        name = ngx_http_malloc_symbols_lookup(rs->syms, rs->arena, rs->maps,
+                                              rs->nmaps, addr - 1, map);
+    }
+
+    return name;
+}
+
+
+/* jemalloc's own frames (its backtrace and malloc internals) go, as pprof
+ * drops its runtime's */
+
+static void
+ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_map_t *maps, size_t nmaps)
+{
+    size_t  i;
+
+    for (i = 0; i < nmaps; i++) {
+        if (ngx_strstr(maps[i].path, "libjemalloc") != NULL) {
+            ngx_http_malloc_heap_trim(heap, maps[i].start, maps[i].limit);
+        }
+    }
+}
+
+
+static ngx_http_malloc_symbols_t *
+ngx_http_malloc_profile_symbols(void)
+{
+    if (ngx_http_malloc_symbols == NULL) {
+        ngx_http_malloc_symbols = ngx_http_malloc_symbols_create();
+    }
+
+    return ngx_http_malloc_symbols;
+}
+
+
+/*
+ * The symbol protocol of jeprof and go tool pprof: GET says a symbol
+ * table exists, POST takes "0x1a2b+0x3c4d..." and names each address that
+ * lies in a mapping of this worker (all workers share the master's).
+ */
+
+ngx_int_t
+ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
+    size_t len)
+{
+    int                         map;
+    u_char                     *p, *last, *start;
+    size_t                      nmaps;
+    uint64_t                    addr;
+    ngx_int_t                   rc, digit;
+    const char                 *name;
+    ngx_pool_cleanup_t         *cln;
+    ngx_http_malloc_map_t      *maps;
+    ngx_http_malloc_profile_t  *pf;
+    ngx_http_malloc_symbols_t  *syms;
+
+    if (body == NULL) {
+        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+                                            (u_char *) "num_symbols: 1\n",
+                                            sizeof("num_symbols: 1\n") - 1);
+    }
+
+    pf = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_profile_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    syms = ngx_http_malloc_profile_symbols();
+
+    if (pf == NULL || cln == NULL || syms == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* the arena and the answer are unmapped with the request's pool */
+
+    cln->handler = ngx_http_malloc_profile_free;
+    cln->data = pf;
+
+    pf->arena = ngx_http_malloc_arena_create();
+    if (pf->arena == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_malloc_profile_self_maps(r, pf->arena, &maps, &nmaps);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    p = body;
+    last = body + len;
+
+    while (p < last) {
+
+        if (*p == '+' || *p == ' ' || *p == '\n' || *p == '\r') {
+            p++;
+            continue;
+        }
+
+        if (last - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            p += 2;
+        }
+
+        start = p;
+        addr = 0;
+
+        while (p < last && p - start < 16) {
+            digit = ngx_hextoi(p, 1);
+
+            if (digit == NGX_ERROR) {
+                break;
+            }
+
+            addr = (addr << 4) | (uint64_t) digit;
+            p++;
+        }
+
+        if (p == start || (p < last && *p != '+' && *p != '\n'
+                           && *p != '\r' && *p != ' '))
+        {
+            /* not an address: skip to the next one */
+            while (p < last && *p != '+') {
+                p++;
+            }
+
+            continue;
+        }
+
+        name = ngx_http_malloc_symbols_lookup(syms, pf->arena, maps, nmaps,
+                                              addr, &map);
+        if (name != NULL) {
+            ngx_http_malloc_mbuf_printf(&pf->out, "0x%016llx\t%s\n",
+                                        (unsigned long long) addr, name);
+        }
+    }
+
+    if (pf->out.failed) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_malloc_profile_send(r, "text/plain", NULL, pf->out.data,
+                                        pf->out.len);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_profile_self_maps(ngx_http_request_t *r,
+    ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t **maps,
+    size_t *nmaps)
+{
+    ssize_t                  n;
+    ngx_fd_t                 fd;
+    ngx_http_malloc_mbuf_t   text;
+    u_char                   buf[4096];
+
+    ngx_memzero(&text, sizeof(ngx_http_malloc_mbuf_t));
+
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd == NGX_INVALID_FILE) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
+                      "open(\"/proc/self/maps\") failed");
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for ( ;; ) {
+        n = read(fd, buf, sizeof(buf));
+
+        if (n <= 0) {
+            break;
+        }
+
+        ngx_http_malloc_mbuf_append(&text, buf, n);
+    }
+
+    (void) ngx_close_file(fd);
+
+    if (n == -1 || text.failed
+        || ngx_http_malloc_symbols_maps(ngx_http_malloc_profile_symbols(),
+                                        arena, (char *) text.data, text.len,
+                                        maps, nmaps)
+           != 0)
+    {
+        ngx_http_malloc_mbuf_free(&text);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_http_malloc_mbuf_free(&text);
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_malloc_profile_cmdline(ngx_http_request_t *r)
+{
+    u_char   *p;
+    ssize_t   n;
+
+    /* argv[0] is "nginx: worker process" by now; the file is the truth */
+
+    p = ngx_pnalloc(r->pool, NGX_MAX_PATH + 1);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    n = readlink("/proc/self/exe", (char *) p, NGX_MAX_PATH - 1);
+    if (n <= 0) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    p[n++] = '\n';
+
+    return ngx_http_malloc_profile_send(r, "text/plain", NULL, p, n);
+}
+
+
+static void
+ngx_http_malloc_profile_free(void *data)
+{
+    ngx_http_malloc_profile_t *pf = data;
+
+    if (pf == NULL) {
+        return;
+    }
+
+    ngx_http_malloc_mbuf_free(&pf->out);
+    ngx_http_malloc_arena_destroy(pf->arena);
+    pf->arena = NULL;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_profile_send(ngx_http_request_t *r, const char *type,
+    const char *filename, u_char *data, size_t len)
+{
+    ngx_int_t         rc;
+    ngx_buf_t        *b;
+    ngx_chain_t       out;
+    ngx_table_elt_t  *h;
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_length_n = len;
+    r->headers_out.content_type.data = (u_char *) type;
+    r->headers_out.content_type.len = ngx_strlen(type);
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    if (filename != NULL) {
+        h = ngx_list_push(&r->headers_out.headers);
+        if (h == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        h->hash = 1;
+        ngx_str_set(&h->key, "Content-Disposition");
+        h->value.len = sizeof("attachment; filename=\"\"") - 1
+                       + ngx_strlen(filename);
+        h->value.data = ngx_pnalloc(r->pool, h->value.len);
+        if (h->value.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_sprintf(h->value.data, "attachment; filename=\"%s\"", filename);
+    }
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only || len == 0) {
+        return (len == 0 && rc == NGX_OK) ? ngx_http_send_special(r,
+                                                       NGX_HTTP_LAST)
+                                          : rc;
+    }
+
+    /* the data stays mapped until the request's pool goes */
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    b->pos = data;
+    b->last = data + len;
+    b->memory = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_output_filter(r, &out);
+}

@@ -1,0 +1,65 @@
+
+/*
+ * In-process symbolizer: ELF symbol tables of the mapped files (.symtab
+ * when present, else .dynsym; the debug file under
+ * /usr/lib/debug/.build-id/ when installed), cached per worker in memory
+ * of its own (mmap, never malloc).  An address that no symbol covers is
+ * named "<file>+0x<vaddr>", never after the nearest symbol below it.
+ * Pure C.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_SYMBOL_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_SYMBOL_H_INCLUDED_
+
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ngx_http_malloc_arena.h"
+
+
+typedef struct {
+    uint64_t                    start;       /* mapped addresses */
+    uint64_t                    limit;
+    uint64_t                    offset;      /* file offset of start */
+    const char                 *path;        /* as in the maps line */
+    const char                 *build_id;    /* lowercase hex, or NULL */
+    uint64_t                    bias;        /* address - ELF vaddr */
+    int                         file;        /* index in the cache, or -1
+                                                when the file is unreadable */
+} ngx_http_malloc_map_t;
+
+
+typedef struct ngx_http_malloc_symbols_s  ngx_http_malloc_symbols_t;
+
+
+/* a per-process cache; NULL when out of memory */
+ngx_http_malloc_symbols_t *ngx_http_malloc_symbols_create(void);
+void ngx_http_malloc_symbols_destroy(ngx_http_malloc_symbols_t *syms);
+
+/* bytes the cache holds mapped (its tables and arena), for tests */
+size_t ngx_http_malloc_symbols_mapped(ngx_http_malloc_symbols_t *syms);
+
+/*
+ * Parses maps text (/proc/PID/maps, or a dump's MAPPED_LIBRARIES) into
+ * its executable, file-backed mappings, loading each file's symbols into
+ * the cache on first sight (keyed by path, inode-independent: by path,
+ * size and mtime).  Results are allocated from "arena".  0 or -1.
+ */
+int ngx_http_malloc_symbols_maps(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_arena_t *arena, const char *text, size_t len,
+    ngx_http_malloc_map_t **maps, size_t *nmaps);
+
+/*
+ * Names the code at "addr" (callers pass a return address minus 1):
+ * the symbol covering it, or "<basename>+0x<vaddr>" inside a mapping that
+ * no symbol covers, or NULL outside every mapping.  *map gets the mapping
+ * index or -1.  The name lives in the cache or in "arena".
+ */
+const char *ngx_http_malloc_symbols_lookup(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_arena_t *arena, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, uint64_t addr, int *map);
+
+
+#endif /* _NGX_HTTP_MALLOC_SYMBOL_H_INCLUDED_ */

@@ -1,0 +1,826 @@
+
+/*
+ * Unit tests for the heap_v2 parser, merger and writers
+ * (ngx_http_malloc_heap.c).  Every dump handed to the parser is copied
+ * into a buffer of its exact size, so that ASan reports any read past
+ * the end.
+ */
+
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "ngx_http_malloc_heap.h"
+
+
+#define STR(s)  (s), sizeof(s) - 1
+
+#define MAPS                                                                  \
+    "00400000-00452000 r-xp 00000000 08:02 173521      /usr/sbin/nginx\n"
+
+/* two threads, one of them named, and two stacks */
+#define DUMP_A                                                                \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 6: 3072 [10: 5120]\n"                                              \
+    "  t0: 4: 2048 [6: 3072] nginx: worker\n"                                 \
+    "  t1: 2: 1024 [4: 2048]\n"                                               \
+    "@ 0x10 0x20 0x30\n"                                                      \
+    "  t*: 4: 2048 [6: 3072]\n"                                               \
+    "  t0: 4: 2048 [6: 3072]\n"                                               \
+    "@ 0x10 0x40\n"                                                           \
+    "  t*: 2: 1024 [4: 2048]\n"                                               \
+    "  t1: 2: 1024 [4: 2048]\n"                                               \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* shares a stack with DUMP_A, has one of its own and no maps section */
+#define DUMP_B                                                                \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 3: 1536 [3: 1536]\n"                                               \
+    "@ 0x10 0x20 0x30\n"                                                      \
+    "  t*: 1: 512 [1: 512]\n"                                                 \
+    "@ 0x50\n"                                                                \
+    "  t*: 2: 1024 [2: 1024]\n"
+
+#define HEAD  "heap_v2/524288\n  t*: 0: 0 [0: 0]\n"
+
+
+typedef struct {
+    const char  *desc;
+    const char  *text;
+    size_t       len;
+    const char  *reason;    /* a part of the error message */
+} bad_dump_t;
+
+
+static int add(ngx_http_malloc_heap_t *heap, const char *text, size_t len,
+    char *err);
+static void expect_error(const char *desc, const char *err,
+    const char *reason);
+static ngx_http_malloc_stack_t *find(ngx_http_malloc_heap_t *heap,
+    const uint64_t *frames, uint32_t nframes);
+static int same_heap(const ngx_http_malloc_heap_t *a,
+    const ngx_http_malloc_heap_t *b);
+static char *text_of(ngx_http_malloc_mbuf_t *b);
+static void test_parse(void);
+static void test_no_maps(void);
+static void test_merge(void);
+static void test_period(void);
+static void test_malformed(void);
+static void test_limits(void);
+static void test_normalize(void);
+static void test_sub(void);
+static void test_trim(void);
+static void test_round_trip(void);
+static void test_legacy(void);
+static void test_empty(void);
+static void test_unbias(void);
+
+
+static ngx_http_malloc_arena_t  *arena;
+
+
+static int
+add(ngx_http_malloc_heap_t *heap, const char *text, size_t len, char *err)
+{
+    int             rc;
+    unsigned char  *copy;
+
+    copy = malloc(len ? len : 1);
+    if (copy == NULL) {
+        abort();
+    }
+
+    memcpy(copy, text, len);
+    err[0] = '\0';
+
+    rc = ngx_http_malloc_heap_add(heap, copy, len, err);
+
+    free(copy);
+
+    return rc;
+}
+
+
+static void
+expect_error(const char *desc, const char *err, const char *reason)
+{
+    if (!ok(strstr(err, reason) != NULL, "%s: reason", desc)) {
+        diag("     got: %s", err);
+        diag("expected: ...%s...", reason);
+    }
+}
+
+
+static ngx_http_malloc_stack_t *
+find(ngx_http_malloc_heap_t *heap, const uint64_t *frames, uint32_t nframes)
+{
+    size_t                    i;
+    ngx_http_malloc_stack_t  *s;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        s = &heap->stacks[i];
+
+        if (s->nframes == nframes
+            && memcmp(s->frames, frames, nframes * sizeof(uint64_t)) == 0)
+        {
+            return s;
+        }
+    }
+
+    return NULL;
+}
+
+
+static int
+same_heap(const ngx_http_malloc_heap_t *a, const ngx_http_malloc_heap_t *b)
+{
+    size_t                          i;
+    const ngx_http_malloc_stack_t  *s, *t;
+
+    if (a->period != b->period || a->nstacks != b->nstacks
+        || a->accum != b->accum || a->maps_len != b->maps_len
+        || (a->maps == NULL) != (b->maps == NULL)
+        || (a->maps != NULL && memcmp(a->maps, b->maps, a->maps_len) != 0))
+    {
+        return 0;
+    }
+
+    for (i = 0; i < a->nstacks; i++) {
+        s = &a->stacks[i];
+        t = &b->stacks[i];
+
+        if (s->nframes != t->nframes
+            || memcmp(s->frames, t->frames, s->nframes * sizeof(uint64_t))
+               != 0
+            || s->objs != t->objs || s->bytes != t->bytes
+            || s->accum_objs != t->accum_objs
+            || s->accum_bytes != t->accum_bytes)
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/* the mbuf's bytes as a string owned by the arena */
+
+static char *
+text_of(ngx_http_malloc_mbuf_t *b)
+{
+    return ngx_http_malloc_arena_strndup(arena, (const char *) b->data,
+                                         b->len);
+}
+
+
+static void
+test_parse(void)
+{
+    char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t    heap;
+    ngx_http_malloc_stack_t  *s;
+    static const uint64_t     f1[] = { 0x10, 0x20, 0x30 };
+    static const uint64_t     f2[] = { 0x10, 0x40 };
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    if (!is_int(add(&heap, STR(DUMP_A), err), 0, "parse: a small dump")) {
+        diag("%s", err);
+    }
+
+    is_int((long) heap.period, 524288, "parse: period");
+    is_int((long) heap.nstacks, 2, "parse: two stacks");
+    ok(heap.accum, "parse: accumulated counts seen");
+
+    s = find(&heap, f1, 3);
+    ok(s != NULL && s->objs == 4 && s->bytes == 2048 && s->accum_objs == 6
+       && s->accum_bytes == 3072, "parse: first stack, t* counts only");
+
+    s = find(&heap, f2, 2);
+    ok(s != NULL && s->objs == 2 && s->bytes == 1024 && s->accum_objs == 4
+       && s->accum_bytes == 2048, "parse: second stack");
+
+    is_str(heap.maps, MAPS, "parse: maps are the rest of the dump");
+    is_int((long) heap.maps_len, (long) strlen(MAPS), "parse: maps length");
+}
+
+
+/* jemalloc leaves the section out when it cannot read the maps */
+
+static void
+test_no_maps(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap;
+    ngx_http_malloc_mbuf_t  out;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(DUMP_B), err), 0, "no maps: accepted");
+    ok(heap.maps == NULL, "no maps: none kept");
+    ok(heap.accum, "no maps: accumulated counts seen");
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(&heap, &out);
+
+    ok(strstr(text_of(&out), "MAPPED_LIBRARIES") == NULL,
+       "no maps: none written");
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD), err), 0, "no stacks, no maps: accepted");
+    is_int((long) heap.nstacks, 0, "no stacks, no maps: no stacks");
+    ok(!heap.accum, "no stacks: nothing accumulated");
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD "\nMAPPED_LIBRARIES:\n"), err), 0,
+           "empty maps section: accepted");
+    ok(heap.maps != NULL && heap.maps_len == 0,
+       "empty maps section: kept empty");
+}
+
+
+static void
+test_merge(void)
+{
+    char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t    heap;
+    ngx_http_malloc_stack_t  *s;
+    static const uint64_t     f1[] = { 0x10, 0x20, 0x30 };
+    static const uint64_t     f2[] = { 0x10, 0x40 };
+    static const uint64_t     f3[] = { 0x50 };
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(DUMP_A), err), 0, "merge: first dump");
+    is_int(add(&heap, STR(DUMP_B), err), 0, "merge: second dump");
+    is_int((long) heap.nstacks, 3, "merge: three distinct stacks");
+
+    s = find(&heap, f1, 3);
+    ok(s != NULL && s->objs == 5 && s->bytes == 2560 && s->accum_objs == 7
+       && s->accum_bytes == 3584, "merge: the shared stack adds up");
+
+    s = find(&heap, f2, 2);
+    ok(s != NULL && s->objs == 2 && s->bytes == 1024,
+       "merge: a stack of the first dump only stays");
+
+    s = find(&heap, f3, 1);
+    ok(s != NULL && s->objs == 2 && s->bytes == 1024,
+       "merge: a stack of the second dump only stays");
+
+    is_str(heap.maps, MAPS, "merge: the maps of the first dump");
+
+    /* the same dump again doubles everything and adds no stack */
+
+    is_int(add(&heap, STR(DUMP_B), err), 0, "merge: second dump again");
+    is_int((long) heap.nstacks, 3, "merge: still three stacks");
+
+    s = find(&heap, f3, 1);
+    ok(s != NULL && s->objs == 4 && s->bytes == 2048,
+       "merge: the same stack twice doubles");
+}
+
+
+static void
+test_period(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(DUMP_A), err), 0, "period: first dump");
+    is_int(add(&heap, STR("heap_v2/1\n  t*: 0: 0 [0: 0]\n"), err), -1,
+           "period: a different period is refused");
+    expect_error("period", err, "period 1 differs from 524288");
+
+    is_int(add(&heap, STR(HEAD), err), 0, "period: the same period again");
+}
+
+
+static void
+test_malformed(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN], desc[128];
+    size_t                  i;
+    ngx_http_malloc_heap_t  heap;
+
+    static const bad_dump_t  bad[] = {
+
+        { "empty", STR(""), "empty dump" },
+        { "not heap_v2", STR("heap_v1/524288\n  t*: 0: 0 [0: 0]\n"),
+          "line 1: not a heap_v2 dump" },
+        { "gperftools text",
+          STR("heap profile: 1: 2 [3: 4] @ heap_v2/524288\n"),
+          "line 1: not a heap_v2 dump" },
+        { "period 0", STR("heap_v2/0\n  t*: 0: 0 [0: 0]\n"),
+          "line 1: bad sampling period" },
+        { "no period", STR("heap_v2/\n  t*: 0: 0 [0: 0]\n"),
+          "line 1: bad sampling period" },
+        { "period with junk", STR("heap_v2/524288x\n  t*: 0: 0 [0: 0]\n"),
+          "line 1: bad sampling period" },
+        { "period beyond int64",
+          STR("heap_v2/9223372036854775808\n  t*: 0: 0 [0: 0]\n"),
+          "line 1: bad sampling period" },
+        { "header only, cut", STR("heap_v2/524288"),
+          "line 1: no newline" },
+        { "no totals line", STR("heap_v2/524288\n"),
+          "line 2: the dump ends before its \"  t*: \" totals" },
+        { "totals line wrong",
+          STR("heap_v2/524288\n  t0: 0: 0 [0: 0]\n"),
+          "line 2: expected the \"  t*: \" totals" },
+        { "totals with a name",
+          STR("heap_v2/524288\n  t*: 0: 0 [0: 0] x\n"),
+          "line 2: expected the \"  t*: \" totals" },
+        { "stack without its t* line", STR(HEAD "@ 0x1\n"),
+          "line 4: the dump ends before the \"  t*: \" line of its last" },
+        { "stack cut in a frame", STR(HEAD "@ 0x1 0x7f"),
+          "line 3: no newline" },
+        { "counts cut", STR(HEAD "@ 0x1\n  t*: 1: 8 [0:"),
+          "line 4: no newline" },
+        { "t* line cut short", STR(HEAD "@ 0x1\n  t*: 1: 8 [0: 0\n"),
+          "line 4: expected the \"  t*: \" line of the stack" },
+        { "thread line instead of t*",
+          STR(HEAD "@ 0x1\n  t0: 1: 8 [0: 0]\n"),
+          "line 4: expected the \"  t*: \" line of the stack" },
+        { "a second t* line",
+          STR(HEAD "@ 0x1\n  t*: 1: 8 [0: 0]\n  t*: 1: 8 [0: 0]\n"),
+          "line 5: expected a \"  t<thread>: \" line" },
+        { "a thread name on a stack's thread line",
+          STR(HEAD "@ 0x1\n  t*: 1: 8 [0: 0]\n  t0: 1: 8 [0: 0] x\n"),
+          "line 5: expected a \"  t<thread>: \" line" },
+        { "bad hex", STR(HEAD "@ 0x1 0xzz\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a bad hex digit" },
+        { "0x alone", STR(HEAD "@ 0x\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a frame that is not \"0x<hex>\"" },
+        { "no 0x", STR(HEAD "@ 1234\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a frame that is not \"0x<hex>\"" },
+        { "frame beyond 64 bits",
+          STR(HEAD "@ 0x10000000000000000\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a frame of more than 64 bits" },
+        { "two spaces", STR(HEAD "@ 0x1  0x2\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: frames must be separated by one space" },
+        { "trailing space", STR(HEAD "@ 0x1 \n  t*: 1: 8 [0: 0]\n"),
+          "line 3: frames must be separated by one space" },
+        { "no frames", STR(HEAD "@\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a stack without frames" },
+        { "@ glued to a frame", STR(HEAD "@0x1\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: frames must be separated" },
+        { "count beyond int64",
+          STR(HEAD "@ 0x1\n  t*: 1: 9223372036854775808 [0: 0]\n"),
+          "line 4: expected the \"  t*: \" line of the stack" },
+        { "huge count",
+          STR(HEAD "@ 0x1\n  t*: 1: 99999999999999999999999 [0: 0]\n"),
+          "line 4: expected the \"  t*: \" line of the stack" },
+        { "negative count", STR(HEAD "@ 0x1\n  t*: -1: 8 [0: 0]\n"),
+          "line 4: expected the \"  t*: \" line of the stack" },
+        { "garbage between stacks",
+          STR(HEAD "@ 0x1\n  t*: 1: 8 [0: 0]\nxyz\n"),
+          "line 5: expected a \"  t<thread>: \" line" },
+        { "CRLF", STR("heap_v2/524288\r\n  t*: 0: 0 [0: 0]\r\n"),
+          "line 1: bad sampling period" },
+        { "NUL in a line", STR(HEAD "@ 0x1\0\n  t*: 1: 8 [0: 0]\n"),
+          "line 3: a NUL byte" },
+        { "blank line, then the end", STR(HEAD "\n"),
+          "line 4: the dump ends before \"MAPPED_LIBRARIES:\"" },
+        { "blank line, then no maps", STR(HEAD "\nfoo\n"),
+          "line 4: expected \"MAPPED_LIBRARIES:\"" },
+        { "two blank lines", STR(HEAD "\n\nMAPPED_LIBRARIES:\n"),
+          "line 4: expected \"MAPPED_LIBRARIES:\"" },
+        { "maps without the blank line",
+          STR(HEAD "MAPPED_LIBRARIES:\n" MAPS),
+          "line 3: expected a \"  t<thread>: \" line" },
+        { "NUL in the maps", STR(HEAD "\nMAPPED_LIBRARIES:\nab\0cd\n"),
+          "a NUL byte in MAPPED_LIBRARIES" },
+    };
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ngx_http_malloc_heap_init(&heap, arena);
+
+        is_int(add(&heap, bad[i].text, bad[i].len, err), -1,
+               "malformed: %s: refused", bad[i].desc);
+
+        snprintf(desc, sizeof(desc), "malformed: %s", bad[i].desc);
+        expect_error(desc, err, bad[i].reason);
+    }
+}
+
+
+static void
+test_limits(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN], *text, *p;
+    size_t                  i;
+    ngx_http_malloc_heap_t  heap;
+
+    /* INT64_MAX is the largest count, and merging must not pass it */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD "@ 0x1\n  t*: 1: 9223372036854775807 "
+                          "[0: 0]\n"), err),
+           0, "limits: a count of INT64_MAX");
+
+    is_int(add(&heap, STR(HEAD "@ 0x2\n  t*: 1: 1 [0: 0]\n"), err),
+           0, "limits: another stack beside it");
+
+    is_int(add(&heap, STR(HEAD "@ 0x1\n  t*: 1: 1 [0: 0]\n"), err),
+           -1, "limits: merging past INT64_MAX is refused");
+    expect_error("limits: overflow", err,
+                 "line 4: the counts of a stack overflow");
+
+    /* a null frame, as "%#x" prints it, and 16 hex digits */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD "@ 0xFFFFffffFFFFffff 0\n"
+                          "  t*: 1: 8 [0: 0]\n"), err),
+           0, "limits: 16 hex digits and a null frame");
+    ok(heap.nstacks == 1 && heap.stacks[0].nframes == 2
+       && heap.stacks[0].frames[0] == UINT64_MAX
+       && heap.stacks[0].frames[1] == 0, "limits: those frames");
+
+    /* 1024 frames pass, 1025 do not */
+
+    text = malloc(64 + 1025 * 19 + 64);
+    if (text == NULL) {
+        abort();
+    }
+
+    p = text + sprintf(text, HEAD "@");
+
+    for (i = 0; i < 1024; i++) {
+        p += sprintf(p, " 0x%" PRIx64, (uint64_t) 0x7f0000000000 + i);
+    }
+
+    strcpy(p, "\n  t*: 1: 8 [0: 0]\n");
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    is_int(add(&heap, text, strlen(text), err), 0, "limits: 1024 frames");
+
+    p += sprintf(p, " 0x1");
+    strcpy(p, "\n  t*: 1: 8 [0: 0]\n");
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    is_int(add(&heap, text, strlen(text), err), -1,
+           "limits: 1025 frames refused");
+    expect_error("limits: too many frames", err,
+                 "line 3: a stack of more than 1024 frames");
+
+    free(text);
+}
+
+
+/* jemalloc 5.3 can round a sampled count down to 0 while bytes remain */
+
+static void
+test_normalize(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD "@ 0x1\n  t*: 0: 100 [0: 300]\n"), err), 0,
+           "normalize: bytes without objects accepted");
+    ok(heap.nstacks == 1 && heap.stacks[0].objs == 1
+       && heap.stacks[0].bytes == 100 && heap.stacks[0].accum_objs == 1
+       && heap.stacks[0].accum_bytes == 300,
+       "normalize: such bytes are one object");
+}
+
+
+static void
+test_sub(void)
+{
+    char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t    heap, base, other;
+    ngx_http_malloc_stack_t  *s;
+    static const uint64_t     f1[] = { 0x10, 0x20, 0x30 };
+    static const uint64_t     f3[] = { 0x50 };
+    static const uint64_t     f4[] = { 0x60 };
+    static const uint64_t     f5[] = { 0x70 };
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+
+    add(&heap, STR(DUMP_A), err);
+    add(&heap, STR(DUMP_B), err);
+    add(&heap, STR(HEAD "@ 0x60\n  t*: 2: 4096 [0: 0]\n"
+                   "@ 0x70\n  t*: 1: 64 [0: 0]\n"), err);
+
+    add(&base, STR(DUMP_A), err);
+    add(&base, STR(HEAD "@ 0x60\n  t*: 2: 2048 [0: 0]\n"
+                   "@ 0x70\n  t*: 3: 192 [0: 0]\n"), err);
+
+    is_int(ngx_http_malloc_heap_sub(&heap, &base), 0, "sub: done");
+    is_int((long) heap.nstacks, 3, "sub: three stacks grew");
+
+    s = find(&heap, f1, 3);
+    ok(s != NULL && s->objs == 1 && s->bytes == 512 && s->accum_objs == 1
+       && s->accum_bytes == 512, "sub: a grown stack keeps the growth");
+
+    s = find(&heap, f3, 1);
+    ok(s != NULL && s->objs == 2 && s->bytes == 1024,
+       "sub: a new stack is all growth");
+
+    s = find(&heap, f4, 1);
+    ok(s != NULL && s->objs == 1 && s->bytes == 2048,
+       "sub: bytes that grew at the same count are one object");
+
+    ok(find(&heap, f5, 1) == NULL, "sub: a stack that shrank is dropped");
+    ok(heap.accum, "sub: accumulated growth seen");
+
+    /* the index still works: merging after sub finds the stacks */
+
+    add(&heap, STR(HEAD "@ 0x50\n  t*: 1: 512 [0: 0]\n"), err);
+    is_int((long) heap.nstacks, 3, "sub: the index is rebuilt");
+
+    s = find(&heap, f3, 1);
+    ok(s != NULL && s->objs == 3 && s->bytes == 1536,
+       "sub: a later dump merges into the rest");
+
+    /* a heap minus itself is empty */
+
+    ngx_http_malloc_heap_init(&other, arena);
+    add(&other, STR(DUMP_A), err);
+
+    is_int(ngx_http_malloc_heap_sub(&other, &other), 0, "sub: self");
+    is_int((long) other.nstacks, 0, "sub: self leaves nothing");
+    ok(!other.accum, "sub: self leaves no accumulated counts");
+
+    /* an empty base takes nothing away */
+
+    ngx_http_malloc_heap_init(&other, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+    add(&other, STR(DUMP_A), err);
+
+    is_int(ngx_http_malloc_heap_sub(&other, &base), 0, "sub: empty base");
+    is_int((long) other.nstacks, 2, "sub: empty base keeps all stacks");
+
+    /* sampled counts at different rates do not subtract */
+
+    ngx_http_malloc_heap_init(&base, arena);
+    add(&base, STR("heap_v2/1\n  t*: 0: 0 [0: 0]\n"), err);
+
+    is_int(ngx_http_malloc_heap_sub(&other, &base), -1,
+           "sub: a base of another period is refused");
+}
+
+
+static void
+test_trim(void)
+{
+    char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t    heap;
+    ngx_http_malloc_stack_t  *s;
+    static const uint64_t     f1[] = { 0x30, 0x18 };
+    static const uint64_t     f2[] = { 0x11 };
+    static const uint64_t     f3[] = { 0x20, 0x10 };
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR(HEAD
+                          "@ 0x10 0x11 0x30 0x18\n  t*: 1: 100 [2: 200]\n"
+                          "@ 0x12 0x30 0x18\n  t*: 2: 200 [3: 300]\n"
+                          "@ 0x10 0x11\n  t*: 4: 400 [0: 0]\n"
+                          "@ 0x20 0x10\n  t*: 8: 800 [0: 0]\n"), err),
+           0, "trim: dump");
+
+    ngx_http_malloc_heap_trim(&heap, 0x10, 0x20);
+
+    is_int((long) heap.nstacks, 3, "trim: stacks made equal are merged");
+
+    s = find(&heap, f1, 2);
+    ok(s != NULL && s->objs == 3 && s->bytes == 300 && s->accum_objs == 5
+       && s->accum_bytes == 500, "trim: leading frames dropped, counts add");
+
+    s = find(&heap, f2, 1);
+    ok(s != NULL && s->objs == 4, "trim: the last frame stays");
+
+    s = find(&heap, f3, 2);
+    ok(s != NULL && s->objs == 8,
+       "trim: frames in the range past the first other one stay");
+
+    /* the index was rebuilt: a later dump merges */
+
+    is_int(add(&heap, STR(HEAD "@ 0x30 0x18\n  t*: 1: 100 [0: 0]\n"), err),
+           0, "trim: another dump after trimming");
+    is_int((long) heap.nstacks, 3, "trim: it merged with a trimmed stack");
+}
+
+
+static void
+test_round_trip(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN], *text, *p;
+    size_t                  i;
+    ngx_http_malloc_heap_t  heap, again;
+    ngx_http_malloc_mbuf_t  out;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    add(&heap, STR(DUMP_A), err);
+    add(&heap, STR(DUMP_B), err);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(&heap, &out);
+
+    ok(!out.failed, "round trip: written");
+
+    is_str(text_of(&out),
+           "heap_v2/524288\n"
+           "  t*: 9: 4608 [13: 6656]\n"
+           "@ 0x10 0x20 0x30\n"
+           "  t*: 5: 2560 [7: 3584]\n"
+           "@ 0x10 0x40\n"
+           "  t*: 2: 1024 [4: 2048]\n"
+           "@ 0x50\n"
+           "  t*: 2: 1024 [2: 1024]\n"
+           "\n"
+           "MAPPED_LIBRARIES:\n"
+           MAPS,
+           "round trip: heap_v2 text, totals summed from the stacks");
+
+    ngx_http_malloc_heap_init(&again, arena);
+
+    if (!is_int(add(&again, (const char *) out.data, out.len, err), 0,
+                "round trip: parsed back"))
+    {
+        diag("%s", err);
+    }
+
+    ok(same_heap(&heap, &again), "round trip: the same heap");
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    /* a line longer than any buffer of the writer */
+
+    text = malloc(64 + 1024 * 19 + 64);
+    if (text == NULL) {
+        abort();
+    }
+
+    p = text + sprintf(text, "heap_v2/524288\n  t*: 1: 8 [0: 0]\n@");
+
+    for (i = 0; i < 1024; i++) {
+        p += sprintf(p, " 0x%" PRIx64, UINT64_MAX - i);
+    }
+
+    strcpy(p, "\n  t*: 1: 8 [0: 0]\n\nMAPPED_LIBRARIES:\n");
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    is_int(add(&heap, text, strlen(text), err), 0, "round trip: long stack");
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(&heap, &out);
+
+    ok(strcmp(text_of(&out), text) == 0,
+       "round trip: long stack written as read");
+
+    ngx_http_malloc_heap_init(&again, arena);
+    is_int(add(&again, (const char *) out.data, out.len, err), 0,
+           "round trip: long stack parsed back");
+    ok(same_heap(&heap, &again), "round trip: the same long stack");
+
+    ngx_http_malloc_mbuf_free(&out);
+    free(text);
+}
+
+
+static void
+test_legacy(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap;
+    ngx_http_malloc_mbuf_t  out;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    add(&heap, STR(DUMP_A), err);
+    add(&heap, STR(DUMP_B), err);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_legacy(&heap, &out);
+
+    ok(!out.failed, "legacy: written");
+
+    is_str(text_of(&out),
+           "heap profile: 9: 4608 [13: 6656] @ heap_v2/524288\n"
+           "5: 2560 [7: 3584] @ 0x10 0x20 0x30\n"
+           "2: 1024 [4: 2048] @ 0x10 0x40\n"
+           "2: 1024 [2: 1024] @ 0x50\n"
+           "\n"
+           "MAPPED_LIBRARIES:\n"
+           MAPS,
+           "legacy: gperftools heap text");
+
+    ngx_http_malloc_mbuf_free(&out);
+}
+
+
+static void
+test_empty(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap, again;
+    ngx_http_malloc_mbuf_t  out;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(&heap, &out);
+
+    is_str(text_of(&out), "heap_v2/1\n  t*: 0: 0 [0: 0]\n",
+           "empty: heap_v2 with period 1");
+
+    ngx_http_malloc_heap_init(&again, arena);
+    is_int(add(&again, (const char *) out.data, out.len, err), 0,
+           "empty: parsed back");
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_legacy(&heap, &out);
+
+    is_str(text_of(&out), "heap profile: 0: 0 [0: 0] @ heap_v2/1\n",
+           "empty: legacy with period 1");
+
+    ngx_http_malloc_mbuf_free(&out);
+}
+
+
+static void
+test_unbias(void)
+{
+    int64_t  o, b;
+
+    /* 1 / (1 - exp(-768 / 524288)) = 683.1667887... */
+
+    ngx_http_malloc_heap_unbias(524288, 1, 768, &o, &b);
+    is_int((long) o, 683, "unbias: one 768-byte sample: objects");
+    is_int((long) b, 524672, "unbias: one 768-byte sample: bytes");
+
+    /* 514.0026 and 2105354.667: the bytes round up */
+
+    ngx_http_malloc_heap_unbias(524288, 4, 16384, &o, &b);
+    is_int((long) o, 514, "unbias: four 4 KiB samples: objects");
+    is_int((long) b, 2105355, "unbias: four 4 KiB samples: bytes, rounded");
+
+    /* objects far bigger than the period are all sampled */
+
+    ngx_http_malloc_heap_unbias(524288, 2, 1 << 30, &o, &b);
+    ok(o == 2 && b == 1 << 30, "unbias: big objects unchanged");
+
+    ngx_http_malloc_heap_unbias(0, 3, 300, &o, &b);
+    ok(o == 3 && b == 300, "unbias: period 0 leaves values");
+
+    ngx_http_malloc_heap_unbias(1, 3, 3, &o, &b);
+    ok(o == 3 && b == 3, "unbias: period 1 samples everything");
+
+    ngx_http_malloc_heap_unbias(524288, 0, 0, &o, &b);
+    ok(o == 0 && b == 0, "unbias: 0 stays 0");
+
+    ngx_http_malloc_heap_unbias(524288, 0, 5, &o, &b);
+    ok(o == 0 && b == 5, "unbias: no objects, nothing to scale by");
+
+    ngx_http_malloc_heap_unbias(524288, INT64_MAX, INT64_MAX, &o, &b);
+    ok(o == INT64_MAX && b == INT64_MAX, "unbias: clamped to INT64_MAX");
+
+    ngx_http_malloc_heap_unbias(2, UINT64_MAX, UINT64_MAX, &o, &b);
+    ok(o == INT64_MAX && b == INT64_MAX, "unbias: beyond int64 clamped");
+}
+
+
+int
+main(void)
+{
+    arena = ngx_http_malloc_arena_create();
+    if (arena == NULL) {
+        abort();
+    }
+
+    test_parse();
+    test_no_maps();
+    test_merge();
+    test_period();
+    test_malformed();
+    test_limits();
+    test_normalize();
+    test_sub();
+    test_trim();
+    test_round_trip();
+    test_legacy();
+    test_empty();
+    test_unbias();
+
+    ngx_http_malloc_arena_destroy(arena);
+
+    return done_testing();
+}
