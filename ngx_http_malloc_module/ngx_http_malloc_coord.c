@@ -30,10 +30,38 @@ static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf,
     u_char *tmpl, ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log);
+static void ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes);
+#if (NGX_THREADS)
+static ngx_int_t ngx_http_malloc_coord_dump_post(
+    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, ngx_uint_t seq,
+    ngx_log_t *log);
+static void ngx_http_malloc_coord_dump_thread(void *data, ngx_log_t *log);
+static void ngx_http_malloc_coord_dump_done(ngx_event_t *ev);
+#endif
+
+
+#if (NGX_THREADS)
+
+/* a worker's dump, done by a thread of nginx's default pool */
+typedef struct {
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_uint_t                    seq;
+    ngx_int_t                     rc;
+    int                           err;
+    off_t                         bytes;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+} ngx_http_malloc_dump_task_t;
+
+#endif
 
 
 /* per process, as nginx keeps ngx_worker: this worker's view of the board */
 static ngx_uint_t            ngx_http_malloc_applied;
+static ngx_uint_t            ngx_http_malloc_dumping;
+#if (NGX_THREADS)
+static ngx_thread_task_t    *ngx_http_malloc_dump_task;
+#endif
 static ngx_uint_t            ngx_http_malloc_generation;
 static ngx_event_t           ngx_http_malloc_poll_ev;
 static ngx_connection_t      ngx_http_malloc_poll_conn;
@@ -217,6 +245,13 @@ ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
                       "heap profiling resumed in new worker");
     }
 
+#if (NGX_THREADS)
+    if (mmcf->thread_pool != NULL) {
+        ngx_http_malloc_dump_task = ngx_thread_task_alloc(cycle->pool,
+                                        sizeof(ngx_http_malloc_dump_task_t));
+    }
+#endif
+
     ngx_http_malloc_poll_conn.fd = (ngx_socket_t) -1;
 
     ngx_http_malloc_poll_ev.handler = ngx_http_malloc_coord_timer;
@@ -324,16 +359,20 @@ static void
 ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    int                      active, err;
-    off_t                    bytes;
-    ngx_int_t                rc;
-    ngx_pid_t                target;
-    ngx_uint_t               seq, cmd, desired, busy;
-    ngx_http_malloc_shm_t   *shm;
-    ngx_http_malloc_slot_t  *slot;
-    u_char                   tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+    int                     active, err;
+    off_t                   bytes;
+    ngx_int_t               rc;
+    ngx_pid_t               target;
+    ngx_uint_t              seq, cmd, desired, busy;
+    ngx_http_malloc_shm_t  *shm;
+    u_char                  tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
 
     shm = mmcf->shm_zone->data;
+
+    if (ngx_http_malloc_dumping) {
+        /* the dump's completion looks at the board again */
+        return;
+    }
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
@@ -375,8 +414,31 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
                && rc == NGX_HTTP_MALLOC_DUMP_OK
                && (target == 0 || target == ngx_pid))
     {
+#if (NGX_THREADS)
+        if (ngx_http_malloc_coord_dump_post(mmcf, tmpl, seq, log) == NGX_OK) {
+            return;
+        }
+#endif
+
         rc = ngx_http_malloc_coord_dump(mmcf, tmpl, seq, &bytes, &err, log);
     }
+
+    ngx_http_malloc_coord_answer(mmcf, seq, rc, err, bytes);
+}
+
+
+/* writes this worker's slot: it has seen "seq", with this result */
+
+static void
+ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes)
+{
+    int                      active;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    shm = mmcf->shm_zone->data;
+    active = 0;
 
     (void) ngx_http_malloc_je_get_active(&active);
 
@@ -399,6 +461,108 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_http_malloc_applied = seq;
 }
+
+
+#if (NGX_THREADS)
+
+/*
+ * A dump of many stacks takes jemalloc a while (about 3 us a stack): a
+ * thread does it, so the worker keeps serving its connections meanwhile.
+ * NGX_DECLINED when there is no thread pool or the task cannot be posted:
+ * the caller dumps in place.
+ */
+
+static ngx_int_t
+ngx_http_malloc_coord_dump_post(ngx_http_malloc_main_conf_t *mmcf,
+    u_char *tmpl, ngx_uint_t seq, ngx_log_t *log)
+{
+    ngx_http_malloc_dump_task_t  *dt;
+
+    if (mmcf->thread_pool == NULL || ngx_http_malloc_dump_task == NULL) {
+        return NGX_DECLINED;
+    }
+
+    dt = ngx_http_malloc_dump_task->ctx;
+
+    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, dt->name,
+                                    sizeof(dt->name))
+        < 0)
+    {
+        return NGX_DECLINED;
+    }
+
+    dt->mmcf = mmcf;
+    dt->seq = seq;
+
+    ngx_http_malloc_dump_task->handler = ngx_http_malloc_coord_dump_thread;
+    ngx_http_malloc_dump_task->event.handler = ngx_http_malloc_coord_dump_done;
+    ngx_http_malloc_dump_task->event.data = dt;
+    ngx_http_malloc_dump_task->event.log = log;
+
+    if (ngx_thread_task_post(mmcf->thread_pool, ngx_http_malloc_dump_task)
+        != NGX_OK)
+    {
+        return NGX_DECLINED;
+    }
+
+    ngx_http_malloc_dumping = 1;
+
+    return NGX_OK;
+}
+
+
+/* in a thread: no logging, no nginx memory besides the task */
+
+static void
+ngx_http_malloc_coord_dump_thread(void *data, ngx_log_t *log)
+{
+    ngx_http_malloc_dump_task_t *dt = data;
+
+    dt->err = 0;
+    dt->rc = ngx_http_malloc_dump_write(
+                 (char *) dt->mmcf->dump_dir->name.data, dt->name, dt->seq,
+                 &dt->bytes, &dt->err);
+}
+
+
+static void
+ngx_http_malloc_coord_dump_done(ngx_event_t *ev)
+{
+    ngx_http_malloc_dump_task_t *dt = ev->data;
+
+    ngx_http_malloc_shm_t  *shm;
+
+    ngx_http_malloc_dumping = 0;
+
+    if (dt->rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        ngx_log_error(NGX_LOG_ERR, ev->log, dt->err,
+                      "heap dump to \"%V/%s\" failed: %s",
+                      &dt->mmcf->dump_dir->name, dt->name,
+                      ngx_http_malloc_dump_strerror(dt->rc));
+
+    } else {
+        ngx_log_error(NGX_LOG_INFO, ev->log, 0,
+                      "heap dump written to \"%V/%s\", %O bytes",
+                      &dt->mmcf->dump_dir->name, dt->name, dt->bytes);
+    }
+
+    ngx_http_malloc_coord_answer(dt->mmcf, dt->seq, dt->rc, dt->err,
+                                 dt->bytes);
+
+    /* a command posted while the thread worked */
+
+    shm = dt->mmcf->shm_zone->data;
+
+    if (!ngx_exiting && shm->sh->seq != ngx_http_malloc_applied
+        && shm->sh->generation == ngx_http_malloc_generation)
+    {
+        ngx_http_malloc_coord_apply(dt->mmcf, ngx_cycle->log);
+    }
+}
+
+#endif
 
 
 static ngx_int_t

@@ -373,6 +373,14 @@ ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
     mmcf->shm_zone->init = ngx_http_malloc_coord_init_zone;
     mmcf->shm_zone->data = shm;
 
+#if (NGX_THREADS)
+    /* nginx's default pool: "thread_pool default threads=N;" sizes it */
+    mmcf->thread_pool = ngx_thread_pool_add(cf, NULL);
+    if (mmcf->thread_pool == NULL) {
+        return NGX_ERROR;
+    }
+#endif
+
     return NGX_OK;
 }
 

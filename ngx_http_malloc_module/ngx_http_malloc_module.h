@@ -59,6 +59,9 @@ typedef struct {
     ngx_shm_zone_t             *shm_zone;
     ngx_fd_t                   *wake;          /* an eventfd per worker */
     ngx_uint_t                  nwake;
+#if (NGX_THREADS)
+    ngx_thread_pool_t          *thread_pool;   /* dumps and profiles */
+#endif
     ngx_uint_t                  admin;         /* unsigned admin:1; */
 } ngx_http_malloc_main_conf_t;
 

@@ -23,6 +23,8 @@
 #include "ngx_http_malloc_symbol.h"
 #include "ngx_http_malloc_pprof.h"
 
+#include <pthread.h>
+
 
 /* the longest growth window a request may wait for */
 #define NGX_HTTP_MALLOC_SECONDS_MAX  3600
@@ -34,14 +36,24 @@
 #define NGX_HTTP_MALLOC_STALE        300
 
 
+typedef void (*ngx_http_malloc_work_pt)(ngx_http_malloc_profile_t *pf);
+
+
 struct ngx_http_malloc_profile_s {
     ngx_uint_t                     phase;        /* 0: base, 1: final */
     ngx_uint_t                     seconds;
-    ngx_msec_t                     started;
+    ngx_uint_t                     kind;         /* ngx_http_malloc_ep_e */
     ngx_http_malloc_arena_t       *arena;
     ngx_http_malloc_heap_t         base;
     ngx_http_malloc_heap_t         heap;
     ngx_http_malloc_mbuf_t         out;
+    char                         **paths;        /* dumps to read */
+    u_char                        *body;         /* addresses to name */
+    size_t                         body_len;
+    ngx_http_malloc_work_pt        work;
+    ngx_uint_t                     status;       /* an error to send */
+    const char                    *code;
+    char                           error[NGX_HTTP_MALLOC_HEAP_ERR_LEN + 128];
 };
 
 
@@ -57,25 +69,35 @@ static void ngx_http_malloc_profile_sweep(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_profile_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_profile_timer(ngx_event_t *ev);
-static ngx_int_t ngx_http_malloc_profile_collect(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_heap_t *heap);
-static ngx_int_t ngx_http_malloc_profile_read(ngx_http_request_t *r,
+static ngx_int_t ngx_http_malloc_profile_run(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_work_pt work);
+#if (NGX_THREADS)
+static void ngx_http_malloc_profile_thread(void *data, ngx_log_t *log);
+static void ngx_http_malloc_profile_ran(ngx_event_t *ev);
+#endif
+static ngx_int_t ngx_http_malloc_profile_finish(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_profile_fail(ngx_http_malloc_profile_t *pf,
+    ngx_uint_t status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void ngx_http_malloc_profile_build(ngx_http_malloc_profile_t *pf);
+static ngx_int_t ngx_http_malloc_profile_read(ngx_http_malloc_profile_t *pf,
     const char *path, ngx_http_malloc_heap_t *heap);
 static void ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
-static ngx_int_t ngx_http_malloc_profile_output(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_resolver_t *rs);
-static ngx_int_t ngx_http_malloc_profile_proto(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, ngx_http_malloc_resolver_t *rs);
+static void ngx_http_malloc_profile_proto(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_resolver_t *rs);
 static const char *ngx_http_malloc_profile_resolve(void *data,
     uint64_t addr, int *map);
 static void ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
     ngx_http_malloc_map_t *maps, size_t nmaps);
-static ngx_http_malloc_symbols_t *ngx_http_malloc_profile_symbols(void);
-static ngx_int_t ngx_http_malloc_profile_self_maps(ngx_http_request_t *r,
-    ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t **maps,
+static void ngx_http_malloc_profile_lock(void);
+static void ngx_http_malloc_profile_unlock(void);
+static void ngx_http_malloc_profile_lookup(ngx_http_malloc_profile_t *pf);
+static ngx_int_t ngx_http_malloc_profile_self_maps(
+    ngx_http_malloc_profile_t *pf, ngx_http_malloc_map_t **maps,
     size_t *nmaps);
 static void ngx_http_malloc_profile_free(void *data);
 static ngx_int_t ngx_http_malloc_profile_send(ngx_http_request_t *r,
@@ -84,6 +106,8 @@ static ngx_int_t ngx_http_malloc_profile_send(ngx_http_request_t *r,
 
 /* one per worker, for the life of the worker: symbol tables are costly */
 static ngx_http_malloc_symbols_t  *ngx_http_malloc_symbols;
+static pthread_mutex_t             ngx_http_malloc_symbols_mutex =
+    PTHREAD_MUTEX_INITIALIZER;
 
 
 ngx_int_t
@@ -168,8 +192,8 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     ctx->profile = pf;
     ctx->cmd = NGX_HTTP_MALLOC_CMD_DUMP;
+    pf->kind = ctx->endpoint;
     pf->phase = pf->seconds ? 0 : 1;
-    pf->started = ngx_current_msec;
 
     if (ngx_http_malloc_hold(r, ctx) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -313,59 +337,35 @@ ngx_http_malloc_profile_timer(ngx_event_t *ev)
 
 
 /*
- * Every worker has answered (or the deadline passed): read the dumps back.
- * A growth profile keeps the first collection as its base and waits.
+ * Every worker has answered (or the deadline passed).  The dumps are read
+ * back, merged and encoded by a thread: for a heap of many stacks that is
+ * the long part, and the worker has other connections to serve.
  */
 
 ngx_int_t
 ngx_http_malloc_profile_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 {
-    ngx_int_t                   rc;
-    ngx_http_malloc_profile_t  *pf;
-
-    pf = ctx->profile;
-
-    rc = ngx_http_malloc_profile_collect(r, ctx,
-                                         pf->phase ? &pf->heap : &pf->base);
-
-    ngx_http_malloc_profile_unlink(r, ctx);
-
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    if (pf->phase == 0) {
-        pf->phase = 1;
-        ctx->wait.handler = ngx_http_malloc_profile_timer;
-        ngx_add_timer(&ctx->wait, pf->seconds * 1000);
-        return NGX_DONE;
-    }
-
-    return ngx_http_malloc_profile_output(r, ctx);
-}
-
-
-/* NGX_OK with the dumps merged into "heap", or the rc of an error sent */
-
-static ngx_int_t
-ngx_http_malloc_profile_collect(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_heap_t *heap)
-{
     u_char                        *p;
-    ngx_int_t                      rc;
-    ngx_uint_t                     i, n;
+    ngx_uint_t                     i, n, k;
     ngx_http_malloc_slot_t        *slot;
+    ngx_http_malloc_profile_t     *pf;
     ngx_http_malloc_answer_t      *answers;
     ngx_http_malloc_main_conf_t   *mmcf;
     char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-    u_char                         path[NGX_MAX_PATH];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    pf = ctx->profile;
 
     answers = ngx_http_malloc_answers(r, ctx->seq, &n);
-    if (answers == NULL) {
+
+    pf->paths = ngx_http_malloc_arena_alloc(pf->arena,
+                                            (n + 1) * sizeof(char *));
+    if (answers == NULL || pf->paths == NULL) {
+        ngx_http_malloc_profile_unlink(r, ctx);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+
+    k = 0;
 
     for (i = 0; i < n; i++) {
         slot = &answers[i].slot;
@@ -378,103 +378,304 @@ ngx_http_malloc_profile_collect(ngx_http_request_t *r,
             || slot->rc != 0)
         {
             /* the JSON answer of prof_dump says which worker and why */
+            ngx_http_malloc_profile_unlink(r, ctx);
             return ngx_http_malloc_respond(r, ctx);
-        }
-    }
-
-    for (i = 0; i < n; i++) {
-        slot = &answers[i].slot;
-
-        if (ctx->target != 0 && slot->pid != ctx->target) {
-            continue;
         }
 
         (void) ngx_http_malloc_path_expand((char *) ctx->tmpl,
                                            (long) slot->pid, name,
                                            sizeof(name));
 
-        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
+        pf->paths[k] = ngx_http_malloc_arena_alloc(pf->arena, NGX_MAX_PATH);
+        if (pf->paths[k] == NULL) {
+            ngx_http_malloc_profile_unlink(r, ctx);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        p = ngx_snprintf((u_char *) pf->paths[k], NGX_MAX_PATH - 1, "%V/%s",
                          &mmcf->dump_dir->name, name);
         *p = '\0';
+        k++;
+    }
 
-        rc = ngx_http_malloc_profile_read(r, (char *) path, heap);
-        if (rc != NGX_OK) {
-            return rc;
+    pf->paths[k] = NULL;
+
+    return ngx_http_malloc_profile_run(r, ctx, ngx_http_malloc_profile_build);
+}
+
+
+/* runs "work" in nginx's thread pool, or here when there is none */
+
+static ngx_int_t
+ngx_http_malloc_profile_run(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_http_malloc_work_pt work)
+{
+#if (NGX_THREADS)
+    ngx_thread_task_t            *task;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (mmcf->thread_pool != NULL) {
+        task = ngx_thread_task_alloc(r->pool, 0);
+        if (task == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ctx->profile->work = work;
+
+        task->ctx = ctx->profile;
+        task->handler = ngx_http_malloc_profile_thread;
+        task->event.handler = ngx_http_malloc_profile_ran;
+        task->event.data = ctx;
+        task->event.log = r->connection->log;
+
+        if (ngx_thread_task_post(mmcf->thread_pool, task) == NGX_OK) {
+            /* the request and its arena stay until the thread is done */
+            r->main->blocked++;
+            return NGX_DONE;
+        }
+    }
+#endif
+
+    work(ctx->profile);
+
+    return ngx_http_malloc_profile_finish(r, ctx);
+}
+
+
+#if (NGX_THREADS)
+
+static void
+ngx_http_malloc_profile_thread(void *data, ngx_log_t *log)
+{
+    ngx_http_malloc_profile_t *pf = data;
+
+    pf->work(pf);
+}
+
+
+static void
+ngx_http_malloc_profile_ran(ngx_event_t *ev)
+{
+    ngx_int_t               rc;
+    ngx_connection_t       *c;
+    ngx_http_request_t     *r;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    ctx = ev->data;
+    r = ctx->request;
+    c = r->connection;
+
+    r->main->blocked--;
+
+    if (c->error) {
+        /* the client left meanwhile: the request ends now */
+        ngx_http_finalize_request(r, NGX_HTTP_CLIENT_CLOSED_REQUEST);
+
+    } else {
+        rc = ngx_http_malloc_profile_finish(r, ctx);
+
+        if (rc != NGX_DONE) {
+            ngx_http_finalize_request(r, rc);
         }
     }
 
-    return NGX_OK;
+    ngx_http_run_posted_requests(c);
+}
+
+#endif
+
+
+/* back in the event loop: answer, or wait for a growth window */
+
+static ngx_int_t
+ngx_http_malloc_profile_finish(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_profile_t  *pf;
+
+    pf = ctx->profile;
+
+    if (pf->status != 0) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "%s", pf->error);
+
+        return ngx_http_malloc_error(r, pf->status, pf->code, "%s",
+                                     pf->error);
+    }
+
+    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
+        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+                                            pf->out.data, pf->out.len);
+    }
+
+    if (pf->phase == 0) {
+        pf->phase = 1;
+        ctx->wait.handler = ngx_http_malloc_profile_timer;
+        ngx_add_timer(&ctx->wait, pf->seconds * 1000);
+        return NGX_DONE;
+    }
+
+    switch (ctx->endpoint) {
+
+    case NGX_HTTP_MALLOC_EP_HEAP:
+        return ngx_http_malloc_profile_send(r, "text/plain", "nginx.heap",
+                                            pf->out.data, pf->out.len);
+
+    case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
+        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+                                            pf->out.data, pf->out.len);
+
+    default: /* NGX_HTTP_MALLOC_EP_PPROF_PROTO */
+        return ngx_http_malloc_profile_send(r, "application/octet-stream",
+                                            "nginx-heap.pb.gz",
+                                            pf->out.data, pf->out.len);
+    }
+}
+
+
+static void
+ngx_http_malloc_profile_fail(ngx_http_malloc_profile_t *pf,
+    ngx_uint_t status, const char *code, const char *fmt, ...)
+{
+    va_list  args;
+
+    pf->status = status;
+    pf->code = code;
+
+    va_start(args, fmt);
+    (void) vsnprintf(pf->error, sizeof(pf->error), fmt, args);
+    va_end(args);
+}
+
+
+/*
+ * In a thread (or in place): reads and removes the dumps, merges them and,
+ * for the final collection, writes the answer into pf->out.  Touches only
+ * the profile, its arena and the locked symbol cache.
+ */
+
+static void
+ngx_http_malloc_profile_build(ngx_http_malloc_profile_t *pf)
+{
+    char                        **path;
+    ngx_http_malloc_heap_t       *heap;
+    ngx_http_malloc_resolver_t    rs;
+
+    heap = pf->phase ? &pf->heap : &pf->base;
+
+    for (path = pf->paths; *path != NULL; path++) {
+
+        if (ngx_http_malloc_profile_read(pf, *path, heap) != NGX_OK) {
+            for ( /* void */ ; *path != NULL; path++) {
+                (void) unlink(*path);
+            }
+
+            return;
+        }
+
+        (void) unlink(*path);
+    }
+
+    if (pf->phase == 0) {
+        return;
+    }
+
+    if (pf->seconds && ngx_http_malloc_heap_sub(&pf->heap, &pf->base) != 0) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed", "the sampling interval "
+                                     "changed during the growth window");
+        return;
+    }
+
+    if (pf->kind == NGX_HTTP_MALLOC_EP_HEAP) {
+        ngx_http_malloc_heap_write_v2(&pf->heap, &pf->out);
+
+    } else {
+        ngx_http_malloc_profile_lock();
+
+        ngx_http_malloc_profile_maps(pf, &rs);
+        ngx_http_malloc_profile_trim(&pf->heap, rs.maps, rs.nmaps);
+
+        if (pf->kind == NGX_HTTP_MALLOC_EP_PPROF_HEAP) {
+            ngx_http_malloc_heap_write_legacy(&pf->heap, &pf->out);
+
+        } else {
+            ngx_http_malloc_profile_proto(pf, &rs);
+        }
+
+        ngx_http_malloc_profile_unlock();
+    }
+
+    if (pf->out.failed && pf->status == 0) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "out_of_memory",
+                                     "out of memory while writing the profile");
+    }
 }
 
 
 static ngx_int_t
-ngx_http_malloc_profile_read(ngx_http_request_t *r, const char *path,
+ngx_http_malloc_profile_read(ngx_http_malloc_profile_t *pf, const char *path,
     ngx_http_malloc_heap_t *heap)
 {
-    u_char                     *buf;
-    ssize_t                     n;
-    ngx_fd_t                    fd;
-    ngx_err_t                   err;
-    ngx_file_info_t             fi;
-    ngx_http_malloc_profile_t  *pf;
-    ngx_http_malloc_ctx_t      *ctx;
-    char                        reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
-    pf = ctx->profile;
+    int          fd, err;
+    u_char      *buf;
+    ssize_t      n;
+    struct stat  st;
+    char         reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
 
     fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-    if (fd == NGX_INVALID_FILE || ngx_fd_info(fd, &fi) == NGX_FILE_ERROR) {
-        err = ngx_errno;
+    if (fd == -1 || fstat(fd, &st) == -1) {
+        err = errno;
 
-        if (fd != NGX_INVALID_FILE) {
-            (void) ngx_close_file(fd);
+        if (fd != -1) {
+            (void) close(fd);
         }
 
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, err,
-                      "cannot read heap dump \"%s\"", path);
-
-        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "dump_failed",
-                                     "cannot read back the dump \"%s\": %s",
-                                     path, strerror(err));
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed", "cannot read back the "
+                                     "dump \"%s\": %s", path, strerror(err));
+        return NGX_ERROR;
     }
 
-    if (ngx_file_size(&fi) > NGX_HTTP_MALLOC_DUMP_MAX) {
-        (void) ngx_close_file(fd);
-        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "dump_failed",
-                                     "the dump \"%s\" is larger than %d bytes",
-                                     path, NGX_HTTP_MALLOC_DUMP_MAX);
+    if (st.st_size > NGX_HTTP_MALLOC_DUMP_MAX) {
+        (void) close(fd);
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed", "the dump \"%s\" is "
+                                     "larger than %d bytes", path,
+                                     NGX_HTTP_MALLOC_DUMP_MAX);
+        return NGX_ERROR;
     }
 
-    buf = ngx_http_malloc_arena_alloc(pf->arena, ngx_file_size(&fi) + 1);
+    buf = ngx_http_malloc_arena_alloc(pf->arena, st.st_size + 1);
     if (buf == NULL) {
-        (void) ngx_close_file(fd);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        (void) close(fd);
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "out_of_memory", "out of memory while "
+                                     "reading \"%s\"", path);
+        return NGX_ERROR;
     }
 
-    n = read(fd, buf, ngx_file_size(&fi));
-    err = ngx_errno;
+    n = read(fd, buf, st.st_size);
+    err = errno;
 
-    (void) ngx_close_file(fd);
+    (void) close(fd);
 
-    if (n != ngx_file_size(&fi)) {
-        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "dump_failed",
-                                     "short read of the dump \"%s\": %s",
-                                     path, n == -1 ? strerror(err) : "");
+    if (n != st.st_size) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed", "short read of the dump "
+                                     "\"%s\": %s", path,
+                                     n == -1 ? strerror(err) : "truncated");
+        return NGX_ERROR;
     }
 
     if (ngx_http_malloc_heap_add(heap, buf, n, reason) != 0) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cannot parse heap dump \"%s\": %s", path, reason);
-
-        return ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "dump_failed",
-                                     "cannot parse the dump \"%s\": %s",
-                                     path, reason);
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "dump_failed", "cannot parse the dump "
+                                     "\"%s\": %s", path, reason);
+        return NGX_ERROR;
     }
 
     return NGX_OK;
@@ -524,61 +725,13 @@ ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
 }
 
 
-static ngx_int_t
-ngx_http_malloc_profile_output(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_http_malloc_profile_t   *pf;
-    ngx_http_malloc_resolver_t   rs;
-
-    pf = ctx->profile;
-
-    if (pf->seconds
-        && ngx_http_malloc_heap_sub(&pf->heap, &pf->base) != 0)
-    {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    switch (ctx->endpoint) {
-
-    case NGX_HTTP_MALLOC_EP_HEAP:
-        ngx_http_malloc_heap_write_v2(&pf->heap, &pf->out);
-
-        if (pf->out.failed) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        return ngx_http_malloc_profile_send(r, "text/plain",
-                                            "nginx.heap",
-                                            pf->out.data, pf->out.len);
-
-    case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
-        ngx_http_malloc_profile_maps(pf, &rs);
-        ngx_http_malloc_profile_trim(&pf->heap, rs.maps, rs.nmaps);
-        ngx_http_malloc_heap_write_legacy(&pf->heap, &pf->out);
-
-        if (pf->out.failed) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
-                                            pf->out.data, pf->out.len);
-
-    default: /* NGX_HTTP_MALLOC_EP_PPROF_PROTO */
-        ngx_http_malloc_profile_maps(pf, &rs);
-        ngx_http_malloc_profile_trim(&pf->heap, rs.maps, rs.nmaps);
-        return ngx_http_malloc_profile_proto(r, pf, &rs);
-    }
-}
-
-
 /* the first dump's mappings, with their symbols loaded into the cache */
 
 static void
 ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_resolver_t *rs)
 {
-    rs->syms = ngx_http_malloc_profile_symbols();
+    rs->syms = ngx_http_malloc_symbols;
     rs->arena = pf->arena;
     rs->maps = NULL;
     rs->nmaps = 0;
@@ -595,12 +748,15 @@ ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
 }
 
 
-static ngx_int_t
-ngx_http_malloc_profile_proto(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, ngx_http_malloc_resolver_t *rs)
+static void
+ngx_http_malloc_profile_proto(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_resolver_t *rs)
 {
+    struct timespec          ts;
     ngx_http_malloc_pprof_t  pp;
     char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
+
+    (void) clock_gettime(CLOCK_REALTIME, &ts);
 
     ngx_memzero(&pp, sizeof(ngx_http_malloc_pprof_t));
 
@@ -609,19 +765,15 @@ ngx_http_malloc_profile_proto(ngx_http_request_t *r,
     pp.nmaps = rs->nmaps;
     pp.resolve = ngx_http_malloc_profile_resolve;
     pp.data = rs;
-    pp.time_nanos = (int64_t) ngx_time() * 1000000000;
+    pp.time_nanos = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
     pp.duration_nanos = (int64_t) pf->seconds * 1000000000;
     pp.arena = pf->arena;
 
     if (ngx_http_malloc_pprof_encode(&pp, &pf->out, err) != 0) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cannot encode the heap profile: %s", err);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "encode_failed", "cannot encode the "
+                                     "heap profile: %s", err);
     }
-
-    return ngx_http_malloc_profile_send(r, "application/octet-stream",
-                                        "nginx-heap.pb.gz",
-                                        pf->out.data, pf->out.len);
 }
 
 
@@ -632,22 +784,21 @@ ngx_http_malloc_profile_resolve(void *data, uint64_t addr, int *map)
 {
     ngx_http_malloc_resolver_t *rs = data;
 
-    const char  *name;
-
-    name = NULL;
     *map = -1;
 
-    if (rs->syms != NULL && addr > 0) {
-        name = ngx_http_malloc_symbols_lookup(rs->syms, rs->arena, rs->maps,
-                                              rs->nmaps, addr - 1, map);
+    if (rs->syms == NULL || addr == 0) {
+        return NULL;
     }
 
-    return name;
+    return ngx_http_malloc_symbols_lookup(rs->syms, rs->arena, rs->maps,
+                                          rs->nmaps, addr - 1, map);
 }
 
 
-/* jemalloc's own frames (its backtrace and malloc internals) go, as pprof
- * drops its runtime's */
+/*
+ * jemalloc's own frames (its backtrace and malloc internals) go, as pprof
+ * drops its runtime's
+ */
 
 static void
 ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
@@ -663,14 +814,26 @@ ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
 }
 
 
-static ngx_http_malloc_symbols_t *
-ngx_http_malloc_profile_symbols(void)
+/*
+ * One symbol cache per worker, for the life of the worker (symbol tables
+ * are costly to load), shared by the pool's threads under a mutex.
+ */
+
+static void
+ngx_http_malloc_profile_lock(void)
 {
+    (void) pthread_mutex_lock(&ngx_http_malloc_symbols_mutex);
+
     if (ngx_http_malloc_symbols == NULL) {
         ngx_http_malloc_symbols = ngx_http_malloc_symbols_create();
     }
+}
 
-    return ngx_http_malloc_symbols;
+
+static void
+ngx_http_malloc_profile_unlock(void)
+{
+    (void) pthread_mutex_unlock(&ngx_http_malloc_symbols_mutex);
 }
 
 
@@ -684,16 +847,9 @@ ngx_int_t
 ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
     size_t len)
 {
-    int                         map;
-    u_char                     *p, *last, *start;
-    size_t                      nmaps;
-    uint64_t                    addr;
-    ngx_int_t                   rc, digit;
-    const char                 *name;
     ngx_pool_cleanup_t         *cln;
-    ngx_http_malloc_map_t      *maps;
+    ngx_http_malloc_ctx_t      *ctx;
     ngx_http_malloc_profile_t  *pf;
-    ngx_http_malloc_symbols_t  *syms;
 
     if (body == NULL) {
         return ngx_http_malloc_profile_send(r, "text/plain", NULL,
@@ -701,11 +857,12 @@ ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
                                             sizeof("num_symbols: 1\n") - 1);
     }
 
+    ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
+
     pf = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_profile_t));
     cln = ngx_pool_cleanup_add(r->pool, 0);
-    syms = ngx_http_malloc_profile_symbols();
 
-    if (pf == NULL || cln == NULL || syms == NULL) {
+    if (pf == NULL || cln == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -719,13 +876,38 @@ ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_malloc_profile_self_maps(r, pf->arena, &maps, &nmaps);
-    if (rc != NGX_OK) {
-        return rc;
+    pf->body = body;
+    pf->body_len = len;
+
+    ctx->request = r;
+    ctx->profile = pf;
+
+    return ngx_http_malloc_profile_run(r, ctx, ngx_http_malloc_profile_lookup);
+}
+
+
+/* in a thread (or in place): names the addresses of pf->body */
+
+static void
+ngx_http_malloc_profile_lookup(ngx_http_malloc_profile_t *pf)
+{
+    int                     map;
+    u_char                 *p, *last, *start;
+    size_t                  nmaps;
+    uint64_t                addr;
+    ngx_int_t               digit;
+    const char             *name;
+    ngx_http_malloc_map_t  *maps;
+
+    ngx_http_malloc_profile_lock();
+
+    if (ngx_http_malloc_profile_self_maps(pf, &maps, &nmaps) != NGX_OK) {
+        ngx_http_malloc_profile_unlock();
+        return;
     }
 
-    p = body;
-    last = body + len;
+    p = pf->body;
+    last = pf->body + pf->body_len;
 
     while (p < last) {
 
@@ -763,40 +945,45 @@ ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
             continue;
         }
 
-        name = ngx_http_malloc_symbols_lookup(syms, pf->arena, maps, nmaps,
-                                              addr, &map);
+        name = ngx_http_malloc_symbols_lookup(ngx_http_malloc_symbols,
+                                              pf->arena, maps, nmaps, addr,
+                                              &map);
         if (name != NULL) {
             ngx_http_malloc_mbuf_printf(&pf->out, "0x%016llx\t%s\n",
                                         (unsigned long long) addr, name);
         }
     }
 
-    if (pf->out.failed) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
+    ngx_http_malloc_profile_unlock();
 
-    return ngx_http_malloc_profile_send(r, "text/plain", NULL, pf->out.data,
-                                        pf->out.len);
+    if (pf->out.failed) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "out_of_memory",
+                                     "out of memory while naming addresses");
+    }
 }
 
 
+/* with the symbol cache locked */
+
 static ngx_int_t
-ngx_http_malloc_profile_self_maps(ngx_http_request_t *r,
-    ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t **maps,
-    size_t *nmaps)
+ngx_http_malloc_profile_self_maps(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_map_t **maps, size_t *nmaps)
 {
+    int                      fd;
     ssize_t                  n;
-    ngx_fd_t                 fd;
     ngx_http_malloc_mbuf_t   text;
     u_char                   buf[4096];
 
     ngx_memzero(&text, sizeof(ngx_http_malloc_mbuf_t));
 
     fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd == NGX_INVALID_FILE) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                      "open(\"/proc/self/maps\") failed");
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (fd == -1) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "symbols_unavailable",
+                                     "cannot read /proc/self/maps: %s",
+                                     strerror(errno));
+        return NGX_ERROR;
     }
 
     for ( ;; ) {
@@ -809,16 +996,19 @@ ngx_http_malloc_profile_self_maps(ngx_http_request_t *r,
         ngx_http_malloc_mbuf_append(&text, buf, n);
     }
 
-    (void) ngx_close_file(fd);
+    (void) close(fd);
 
-    if (n == -1 || text.failed
-        || ngx_http_malloc_symbols_maps(ngx_http_malloc_profile_symbols(),
-                                        arena, (char *) text.data, text.len,
+    if (n == -1 || text.failed || ngx_http_malloc_symbols == NULL
+        || ngx_http_malloc_symbols_maps(ngx_http_malloc_symbols, pf->arena,
+                                        (char *) text.data, text.len,
                                         maps, nmaps)
            != 0)
     {
         ngx_http_malloc_mbuf_free(&text);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "symbols_unavailable",
+                                     "cannot read this worker's mappings");
+        return NGX_ERROR;
     }
 
     ngx_http_malloc_mbuf_free(&text);

@@ -75,7 +75,6 @@ typedef struct {
 
 typedef struct {
     const char                 *path;
-    const char                 *base;
     ngx_http_malloc_sym_t      *syms;
     const char                 *names;
     size_t                      nsyms;
@@ -556,7 +555,7 @@ ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t *map,
     ngx_http_malloc_elf_t *elf, uint64_t size, struct timespec *mtime)
 {
-    const char              *slash;
+    size_t                   len;
     ngx_http_malloc_file_t  *file, tmp;
 
     file = NULL;
@@ -592,9 +591,13 @@ ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
     if (file == &tmp) {
         map->file = -1;
 
-        if (tmp.build_id[0] != '\0') {
+        /* the entry is on the stack: the caller's arena keeps the ID */
+
+        len = strlen(tmp.build_id);
+
+        if (len > 0) {
             map->build_id = ngx_http_malloc_arena_strndup(arena, tmp.build_id,
-                                                      strlen(tmp.build_id));
+                                                          len);
         }
 
         return -1;
@@ -606,9 +609,6 @@ ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
      * that processes still hold.
      */
 
-    slash = strrchr(file->path, '/');
-
-    file->base = (slash != NULL) ? slash + 1 : file->path;
     file->size = size;
     file->mtime = *mtime;
 
@@ -1193,7 +1193,7 @@ ngx_http_malloc_symbols_verify(ngx_http_malloc_symbols_t *syms)
     for (i = 0; i < syms->nfiles; i++) {
         file = &syms->files[i];
 
-        if (file->path == NULL || file->base == NULL) {
+        if (file->path == NULL) {
             return -1;
         }
 

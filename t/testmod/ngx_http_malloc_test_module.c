@@ -6,6 +6,10 @@
  *     location /t/state { malloc_test; }   {"pid": N, "prof_active": bool}
  *     location /t/alloc { malloc_test; }   ?mb=N keeps N MiB allocated by
  *                                          ngx_http_malloc_test_hold()
+ *                                          ?stacks=N&size=B keeps N blocks
+ *                                          of B bytes, each allocated
+ *                                          through its own call stack
+ *                                          ?free=1 frees what was kept
  */
 
 
@@ -24,6 +28,14 @@ typedef int (*ngx_http_malloc_test_mallctl_pt)(const char *name, void *oldp,
 static char *ngx_http_malloc_test(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_malloc_test_handler(ngx_http_request_t *r);
+static void ngx_http_malloc_test_stacks(ngx_int_t n, size_t size);
+static void *ngx_http_malloc_test_tree(ngx_uint_t path, ngx_uint_t depth,
+    size_t size);
+static void *ngx_http_malloc_test_left(ngx_uint_t path, ngx_uint_t depth,
+    size_t size);
+static void *ngx_http_malloc_test_right(ngx_uint_t path, ngx_uint_t depth,
+    size_t size);
+static void ngx_http_malloc_test_free(void);
 void *ngx_http_malloc_test_hold(size_t size);
 
 
@@ -59,6 +71,10 @@ ngx_module_t  ngx_http_malloc_test_module = {
 static void   *ngx_http_malloc_test_kept[4096];
 static size_t   ngx_http_malloc_test_nkept;
 
+/* blocks from distinct stacks, for benchmarks of big profiles */
+static void  **ngx_http_malloc_test_blocks;
+static size_t  ngx_http_malloc_test_nblocks;
+
 
 static char *
 ngx_http_malloc_test(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -89,12 +105,101 @@ ngx_http_malloc_test_hold(size_t size)
 }
 
 
+/*
+ * Block i is allocated through a chain of left/right calls that spells
+ * i in binary, so n blocks have n distinct stacks.  The empty asm after
+ * each call keeps the compiler from turning it into a jump, which would
+ * drop the frame.
+ */
+
+static void
+ngx_http_malloc_test_stacks(ngx_int_t n, size_t size)
+{
+    ngx_uint_t  i, depth;
+
+    ngx_http_malloc_test_free();
+
+    ngx_http_malloc_test_blocks = malloc(n * sizeof(void *));
+    if (ngx_http_malloc_test_blocks == NULL) {
+        return;
+    }
+
+    for (depth = 1; ((ngx_uint_t) 1 << depth) < (ngx_uint_t) n; depth++) {
+        /* void */
+    }
+
+    for (i = 0; i < (ngx_uint_t) n; i++) {
+        ngx_http_malloc_test_blocks[i] = ngx_http_malloc_test_tree(i, depth,
+                                                                   size);
+    }
+
+    ngx_http_malloc_test_nblocks = n;
+}
+
+
+static void *
+ngx_http_malloc_test_tree(ngx_uint_t path, ngx_uint_t depth, size_t size)
+{
+    if (depth == 0) {
+        return ngx_http_malloc_test_hold(size);
+    }
+
+    return (path & 1) ? ngx_http_malloc_test_right(path >> 1, depth - 1, size)
+                      : ngx_http_malloc_test_left(path >> 1, depth - 1, size);
+}
+
+
+__attribute__((noinline)) static void *
+ngx_http_malloc_test_left(ngx_uint_t path, ngx_uint_t depth, size_t size)
+{
+    void  *p;
+
+    p = ngx_http_malloc_test_tree(path, depth, size);
+    __asm__ __volatile__ ("" ::: "memory");
+
+    return p;
+}
+
+
+__attribute__((noinline)) static void *
+ngx_http_malloc_test_right(ngx_uint_t path, ngx_uint_t depth, size_t size)
+{
+    void  *p;
+
+    p = ngx_http_malloc_test_tree(path, depth, size);
+    __asm__ __volatile__ ("" ::: "memory");
+
+    return p;
+}
+
+
+static void
+ngx_http_malloc_test_free(void)
+{
+    size_t  i;
+
+    for (i = 0; i < ngx_http_malloc_test_nkept; i++) {
+        free(ngx_http_malloc_test_kept[i]);
+    }
+
+    ngx_http_malloc_test_nkept = 0;
+
+    for (i = 0; i < ngx_http_malloc_test_nblocks; i++) {
+        free(ngx_http_malloc_test_blocks[i]);
+    }
+
+    free(ngx_http_malloc_test_blocks);
+    ngx_http_malloc_test_blocks = NULL;
+    ngx_http_malloc_test_nblocks = 0;
+}
+
+
 static ngx_int_t
 ngx_http_malloc_test_handler(ngx_http_request_t *r)
 {
     bool                              active;
-    size_t                            len;
-    ngx_int_t                         rc, mb, i;
+    size_t                            len, size;
+    ngx_int_t                         rc, mb, i, n;
     ngx_str_t                         arg;
     ngx_buf_t                        *b;
     ngx_chain_t                       out;
@@ -103,6 +208,23 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
     rc = ngx_http_discard_request_body(r);
     if (rc != NGX_OK) {
         return rc;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "free", 4, &arg) == NGX_OK) {
+        ngx_http_malloc_test_free();
+    }
+
+    if (ngx_http_arg(r, (u_char *) "stacks", 6, &arg) == NGX_OK) {
+        n = ngx_atoi(arg.data, arg.len);
+        size = 64;
+
+        if (ngx_http_arg(r, (u_char *) "size", 4, &arg) == NGX_OK) {
+            size = ngx_atoi(arg.data, arg.len);
+        }
+
+        if (n > 0 && n <= 1000000 && size > 0) {
+            ngx_http_malloc_test_stacks(n, size);
+        }
     }
 
     if (ngx_http_arg(r, (u_char *) "mb", 2, &arg) == NGX_OK) {
@@ -130,9 +252,11 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
     }
 
     b->last = ngx_sprintf(b->last,
-                          "{\"pid\": %P, \"prof_active\": %s, \"kept\": %uz}\n",
+                          "{\"pid\": %P, \"prof_active\": %s, \"kept\": %uz, "
+                          "\"blocks\": %uz}\n",
                           ngx_pid, active ? "true" : "false",
-                          ngx_http_malloc_test_nkept);
+                          ngx_http_malloc_test_nkept,
+                          ngx_http_malloc_test_nblocks);
     b->last_buf = 1;
 
     r->headers_out.status = NGX_HTTP_OK;
