@@ -639,8 +639,7 @@ ngx_http_malloc_wait_handler(ngx_event_t *ev)
     ngx_http_request_t     *r;
     ngx_http_malloc_ctx_t  *ctx;
 
-    ctx = (ngx_http_malloc_ctx_t *)
-              ((u_char *) ev - offsetof(ngx_http_malloc_ctx_t, wait));
+    ctx = ngx_http_malloc_wait_ctx(ev);
     r = ctx->request;
     c = r->connection;
 

@@ -128,6 +128,12 @@ typedef struct {
 } ngx_http_malloc_ctx_t;
 
 
+/* the request context of a waiting request's timer event */
+#define ngx_http_malloc_wait_ctx(ev)                                          \
+    ((ngx_http_malloc_ctx_t *)                                                \
+         ((u_char *) (ev) - offsetof(ngx_http_malloc_ctx_t, wait)))
+
+
 /* one worker's answer, as copied out of shared memory for a response */
 typedef struct {
     ngx_uint_t                  worker;

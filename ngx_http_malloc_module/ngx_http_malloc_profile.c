@@ -314,8 +314,7 @@ ngx_http_malloc_profile_timer(ngx_event_t *ev)
     ngx_http_malloc_ctx_t       *ctx;
     ngx_http_malloc_loc_conf_t  *mlcf;
 
-    ctx = (ngx_http_malloc_ctx_t *)
-              ((u_char *) ev - offsetof(ngx_http_malloc_ctx_t, wait));
+    ctx = ngx_http_malloc_wait_ctx(ev);
     r = ctx->request;
     c = r->connection;
 
