@@ -131,9 +131,10 @@ check_name(const unsigned char *name, size_t len, int multi)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int             rc, active, n, small;
-    char           *err;
-    unsigned char  *body, *name, *short_name;
+    int                        rc, active, n, small, lg, force;
+    char                      *err;
+    unsigned char             *body, *name, *short_name;
+    ngx_http_malloc_active_t   cmd;
 
     /* an exact copy, not NUL-terminated, as the handler's body is */
 
@@ -148,14 +149,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(body, data, size);
 
     err = new_err();
-    active = 42;
 
-    rc = ngx_http_malloc_parse_active(body, size, &active, err);
+    rc = ngx_http_malloc_parse_reset(body, size, &lg, &force, err);
+
+    check(rc == -1 || (lg >= -1 && lg <= 63 && (force == 0 || force == 1)),
+          "parse_reset gives lg_sample -1..63 and a boolean force");
+
+    cmd.active = 42;
+    rc = ngx_http_malloc_parse_active(body, size, &cmd, err);
+    active = cmd.active;
 
     check(rc == 0 || rc == -1, "parse_active returns 0 or -1");
 
     if (rc == 0) {
         check(active == 0 || active == 1, "active is set to 0 or 1");
+        check(strlen(cmd.duration) < NGX_HTTP_MALLOC_DURATION_LEN,
+              "a duration fits its buffer");
 
     } else {
         check_err(err);

@@ -30,8 +30,16 @@ static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf,
     u_char *tmpl, ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_coord_run(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t cmd, ngx_int_t arg, u_char *tmpl, ngx_uint_t seq, int *err,
+    off_t *bytes, size_t *before);
+static ngx_int_t ngx_http_malloc_coord_stats_file(
+    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, int *err,
+    off_t *bytes);
+static void ngx_http_malloc_coord_expire(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
 static void ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes);
+    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes, size_t before);
 #if (NGX_THREADS)
 static ngx_int_t ngx_http_malloc_coord_dump_post(
     ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, ngx_uint_t seq,
@@ -342,6 +350,8 @@ ngx_http_malloc_coord_timer(ngx_event_t *ev)
         return;
     }
 
+    ngx_http_malloc_coord_expire(mmcf, ev->log);
+
     if (shm->sh->seq != ngx_http_malloc_applied) {
         ngx_http_malloc_coord_apply(mmcf, ev->log);
 
@@ -361,7 +371,8 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
 {
     int                     active, err;
     off_t                   bytes;
-    ngx_int_t               rc;
+    size_t                  before;
+    ngx_int_t               rc, arg;
     ngx_pid_t               target;
     ngx_uint_t              seq, cmd, desired, busy;
     ngx_http_malloc_shm_t  *shm;
@@ -381,6 +392,7 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     desired = shm->sh->prof_active;
     busy = shm->sh->busy;
     target = shm->sh->target;
+    arg = shm->sh->arg;
     ngx_memcpy(tmpl, shm->sh->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
@@ -388,6 +400,7 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     rc = NGX_HTTP_MALLOC_DUMP_OK;
     err = 0;
     bytes = 0;
+    before = 0;
     active = 0;
 
     (void) ngx_http_malloc_je_get_active(&active);
@@ -421,9 +434,155 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
 #endif
 
         rc = ngx_http_malloc_coord_dump(mmcf, tmpl, seq, &bytes, &err, log);
+
+    } else if (rc == NGX_HTTP_MALLOC_DUMP_OK && busy) {
+        rc = ngx_http_malloc_coord_run(mmcf, cmd, arg, tmpl, seq, &err,
+                                       &bytes, &before);
+
+        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+            ngx_log_error(NGX_LOG_ERR, log, err, "heap profiling command "
+                          "%ui failed in this worker", cmd);
+        }
     }
 
-    ngx_http_malloc_coord_answer(mmcf, seq, rc, err, bytes);
+    ngx_http_malloc_coord_answer(mmcf, seq, rc, err, bytes, before);
+}
+
+
+/* the quick commands: run in the event loop, they take microseconds */
+
+static ngx_int_t
+ngx_http_malloc_coord_run(ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t cmd,
+    ngx_int_t arg, u_char *tmpl, ngx_uint_t seq, int *err, off_t *bytes,
+    size_t *before)
+{
+    ngx_http_malloc_je_stats_t  st;
+
+    switch (cmd) {
+
+    case NGX_HTTP_MALLOC_CMD_RESET:
+        *err = ngx_http_malloc_je_reset((int) arg);
+        return *err ? NGX_HTTP_MALLOC_RC_RESET : NGX_HTTP_MALLOC_DUMP_OK;
+
+    case NGX_HTTP_MALLOC_CMD_PURGE:
+        if (ngx_http_malloc_je_stats(&st) == 0) {
+            *before = st.resident;
+        }
+
+        *err = ngx_http_malloc_je_purge();
+        return *err ? NGX_HTTP_MALLOC_RC_PURGE : NGX_HTTP_MALLOC_DUMP_OK;
+
+    case NGX_HTTP_MALLOC_CMD_STATS:
+        if (tmpl[0] == '\0') {
+            /* the figures go into the slot with every answer */
+            return NGX_HTTP_MALLOC_DUMP_OK;
+        }
+
+        return ngx_http_malloc_coord_stats_file(mmcf, tmpl, err, bytes);
+
+    default:
+        return NGX_HTTP_MALLOC_DUMP_OK;
+    }
+}
+
+
+/* jemalloc's full JSON report, into a hidden file the poster reads back */
+
+static ngx_int_t
+ngx_http_malloc_coord_stats_file(ngx_http_malloc_main_conf_t *mmcf,
+    u_char *tmpl, int *err, off_t *bytes)
+{
+    int          dfd, fd;
+    struct stat  st;
+    char         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
+                                    sizeof(name))
+        < 0)
+    {
+        *err = NGX_ENAMETOOLONG;
+        return NGX_HTTP_MALLOC_RC_STATS;
+    }
+
+    dfd = open((char *) mmcf->dump_dir->name.data,
+               O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd == -1) {
+        *err = ngx_errno;
+        return NGX_HTTP_MALLOC_DUMP_DIR;
+    }
+
+    fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    *err = (fd == -1) ? ngx_errno : 0;
+
+    (void) close(dfd);
+
+    if (fd == -1) {
+        return NGX_HTTP_MALLOC_DUMP_CREATE;
+    }
+
+    *err = ngx_http_malloc_je_stats_json(fd);
+
+    if (*err == 0 && fstat(fd, &st) == 0) {
+        *bytes = st.st_size;
+    }
+
+    (void) close(fd);
+
+    return *err ? NGX_HTTP_MALLOC_RC_STATS : NGX_HTTP_MALLOC_DUMP_OK;
+}
+
+
+/*
+ * Profiling turned on with a duration turns itself off: the first worker
+ * whose timer sees the time up posts the change for all, as an operator
+ * would.  Nobody waits for the answer.
+ */
+
+static void
+ngx_http_malloc_coord_expire(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+
+    if (!shm->sh->prof_active || shm->sh->active_until == 0
+        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0)
+    {
+        return;
+    }
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (!shm->sh->prof_active || shm->sh->active_until == 0
+        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0
+        || (shm->sh->busy
+            && (ngx_msec_int_t) (shm->sh->busy_until - ngx_current_msec) > 0))
+    {
+        /* another worker did it, or a command is pending: next time */
+        ngx_shmtx_unlock(&shm->shpool->mutex);
+        return;
+    }
+
+    shm->sh->cmd = NGX_HTTP_MALLOC_CMD_ACTIVE;
+    shm->sh->prof_active = 0;
+    shm->sh->active_until = 0;
+    shm->sh->tmpl[0] = '\0';
+    shm->sh->busy = 0;
+
+    ngx_memory_barrier();
+    shm->sh->seq++;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                  "heap profiling turned off: its duration has elapsed");
+
+    ngx_http_malloc_coord_wake(mmcf);
+    ngx_http_malloc_coord_apply(mmcf, log);
 }
 
 
@@ -431,16 +590,23 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
 
 static void
 ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes)
+    ngx_uint_t seq, ngx_int_t rc, int err, off_t bytes, size_t before)
 {
-    int                      active;
-    ngx_http_malloc_shm_t   *shm;
-    ngx_http_malloc_slot_t  *slot;
+    int                          active;
+    size_t                       lg;
+    ngx_http_malloc_shm_t       *shm;
+    ngx_http_malloc_slot_t      *slot;
+    ngx_http_malloc_je_stats_t   st;
 
     shm = mmcf->shm_zone->data;
     active = 0;
+    lg = 0;
 
     (void) ngx_http_malloc_je_get_active(&active);
+    (void) ngx_http_malloc_je_lg_sample(&lg);
+
+    ngx_memzero(&st, sizeof(ngx_http_malloc_je_stats_t));
+    (void) ngx_http_malloc_je_stats(&st);
 
     if (ngx_http_malloc_generation == shm->sh->generation
         && ngx_worker < NGX_MAX_PROCESSES)
@@ -455,6 +621,9 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
         slot->err = err;
         slot->bytes = bytes;
         slot->prof_active = active;
+        slot->lg_sample = lg;
+        slot->resident_before = before;
+        slot->stats = st;
 
         ngx_shmtx_unlock(&shm->shpool->mutex);
     }
@@ -549,7 +718,7 @@ ngx_http_malloc_coord_dump_done(ngx_event_t *ev)
     }
 
     ngx_http_malloc_coord_answer(dt->mmcf, dt->seq, dt->rc, dt->err,
-                                 dt->bytes);
+                                 dt->bytes, 0);
 
     /* a command posted while the thread worked */
 
@@ -628,7 +797,11 @@ ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
 
     if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         shm->sh->prof_active = prof_active;
+        shm->sh->active_until = (prof_active && ctx->duration)
+                                ? ngx_current_msec + ctx->duration : 0;
     }
+
+    shm->sh->arg = ctx->arg;
 
     ngx_memcpy(shm->sh->tmpl, ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
     shm->sh->target = ctx->target;
@@ -746,4 +919,25 @@ ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf)
     shm = mmcf->shm_zone->data;
 
     return shm->sh->prof_active;
+}
+
+
+/* what is left of a duration, in ms; 0 when none runs */
+
+ngx_msec_t
+ngx_http_malloc_coord_remaining(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_msec_t              until;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = mmcf->shm_zone->data;
+    until = shm->sh->active_until;
+
+    if (!shm->sh->prof_active || until == 0
+        || (ngx_msec_int_t) (until - ngx_current_msec) <= 0)
+    {
+        return 0;
+    }
+
+    return until - ngx_current_msec;
 }

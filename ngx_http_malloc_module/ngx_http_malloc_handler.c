@@ -37,6 +37,8 @@ static ngx_int_t ngx_http_malloc_post_active(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_post_dump(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+static ngx_int_t ngx_http_malloc_post_reset(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_check_name(ngx_http_request_t *r,
@@ -52,13 +54,14 @@ static json_t *ngx_http_malloc_worker_json(ngx_http_request_t *r,
     ngx_uint_t *status, json_t **error);
 static json_t *ngx_http_malloc_workers_json(ngx_http_request_t *r,
     ngx_uint_t seq);
+static const char *ngx_http_malloc_rc_text(ngx_int_t rc);
+static json_t *ngx_http_malloc_remaining_json(
+    ngx_http_malloc_main_conf_t *mmcf);
 static json_t *ngx_http_malloc_jemalloc_json(void);
 static ngx_int_t ngx_http_malloc_unusable_json(ngx_http_request_t *r,
     json_t *json);
 static json_t *ngx_http_malloc_error_json(ngx_uint_t status,
     const char *code, const char *text);
-static ngx_int_t ngx_http_malloc_send(ngx_http_request_t *r,
-    ngx_uint_t status, json_t *json);
 
 
 /* in the order of ngx_http_malloc_ep_e */
@@ -97,6 +100,22 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
     { ngx_string("pprof/cmdline"),
       NGX_HTTP_GET|NGX_HTTP_HEAD,
       ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_string("stats"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_string("metrics"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    { ngx_string("prof_reset"),
+      NGX_HTTP_POST,
+      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX },
+
+    { ngx_string("purge"),
+      NGX_HTTP_POST,
+      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX },
 
     { ngx_null_string, 0, ngx_null_string, 0, 0 }
 };
@@ -284,13 +303,15 @@ ngx_http_malloc_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     json_object_set_new(json, "prof_active",
                         json_boolean(ngx_http_malloc_coord_desired(mmcf)));
+    json_object_set_new(json, "prof_active_remaining",
+                        ngx_http_malloc_remaining_json(mmcf));
     json_object_set_new(json, "workers", ngx_http_malloc_workers_json(r, 0));
 
     if (info->state != NGX_HTTP_MALLOC_JE_OK) {
         return ngx_http_malloc_unusable_json(r, json);
     }
 
-    return ngx_http_malloc_send(r, NGX_HTTP_OK, json);
+    return ngx_http_malloc_send_json(r, NGX_HTTP_OK, json);
 }
 
 
@@ -337,8 +358,19 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
     } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_ACTIVE) {
         rc = ngx_http_malloc_post_active(r, ctx, body, len);
 
-    } else {
+    } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_DUMP) {
         rc = ngx_http_malloc_post_dump(r, ctx, body, len);
+
+    } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_RESET) {
+        rc = ngx_http_malloc_post_reset(r, ctx, body, len);
+
+    } else if (len > 0 && body[0] != '{' && body[0] != '\n') {
+        rc = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                   "purge takes no body");
+
+    } else {
+        ctx->cmd = NGX_HTTP_MALLOC_CMD_PURGE;
+        rc = ngx_http_malloc_start(r, ctx, 0);
     }
 
     if (rc == NGX_DONE) {
@@ -402,17 +434,70 @@ static ngx_int_t
 ngx_http_malloc_post_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    int   active;
-    char  err[NGX_HTTP_MALLOC_ERR_LEN];
+    ngx_str_t                 s;
+    ngx_int_t                 ms;
+    ngx_http_malloc_active_t  cmd;
+    char                      err[NGX_HTTP_MALLOC_ERR_LEN];
 
-    if (ngx_http_malloc_parse_active(body, len, &active, err) != 0) {
+    if (ngx_http_malloc_parse_active(body, len, &cmd, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
                                      "%s", err);
     }
 
+    if (cmd.duration[0] != '\0') {
+        s.data = (u_char *) cmd.duration;
+        s.len = ngx_strlen(cmd.duration);
+
+        ms = ngx_parse_time(&s, 0);
+
+        if (ms == NGX_ERROR || ms < 1000
+            || ms > (ngx_int_t) NGX_HTTP_MALLOC_DURATION_MAX * 1000)
+        {
+            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                       "invalid_body", "\"duration\" must be a time from "
+                       "1s to 30d in nginx syntax, such as \"10m\"");
+        }
+
+        ctx->duration = ms;
+    }
+
     ctx->cmd = NGX_HTTP_MALLOC_CMD_ACTIVE;
 
-    return ngx_http_malloc_start(r, ctx, active);
+    return ngx_http_malloc_start(r, ctx, cmd.active);
+}
+
+
+/*
+ * Sampling more often than one sample per 4 KiB costs nginx much of its
+ * throughput (every sample records a backtrace; lg_sample 0 halved it
+ * here): such values need "force": true.
+ */
+
+static ngx_int_t
+ngx_http_malloc_post_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    int   lg, force;
+    char  err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    if (ngx_http_malloc_parse_reset(body, len, &lg, &force, err) != 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    if (lg >= 0 && lg < NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR && !force) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                   "lg_sample_too_low",
+                   "\"lg_sample\": %d samples every %d bytes on average, "
+                   "which slows nginx down a lot; values below %d need "
+                   "\"force\": true", lg, 1 << lg,
+                   NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR);
+    }
+
+    ctx->cmd = NGX_HTTP_MALLOC_CMD_RESET;
+    ctx->arg = lg;
+
+    return ngx_http_malloc_start(r, ctx, 0);
 }
 
 
@@ -569,10 +654,25 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                    "retry when it is answered");
     }
 
-    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE && ctx->duration) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap profiling turned on for %M s by client %V",
+                      ctx->duration / 1000, &r->connection->addr_text);
+
+    } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
                       "heap profiling turned %s by client %V",
                       active ? "on" : "off", &r->connection->addr_text);
+
+    } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_RESET) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap profile samples reset (lg_sample %i) by "
+                      "client %V", ctx->arg, &r->connection->addr_text);
+
+    } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_PURGE) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "allocator purge requested by client %V",
+                      &r->connection->addr_text);
 
     } else {
         ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
@@ -754,11 +854,13 @@ ngx_http_malloc_respond(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     if (ctx->cmd == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         json_object_set_new(json, "prof_active",
                             json_boolean(ngx_http_malloc_coord_desired(mmcf)));
+        json_object_set_new(json, "prof_active_remaining",
+                            ngx_http_malloc_remaining_json(mmcf));
     }
 
     json_object_set_new(json, "workers", workers);
 
-    return ngx_http_malloc_send(r, status, json);
+    return ngx_http_malloc_send_json(r, status, json);
 }
 
 
@@ -807,6 +909,19 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                             json_boolean(slot->prof_active));
     }
 
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_RESET && a->answered) {
+        json_object_set_new(w, "lg_sample", json_integer(slot->lg_sample));
+    }
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_PURGE && a->answered
+        && slot->result_seq == ctx->seq)
+    {
+        json_object_set_new(w, "resident_before",
+                            json_integer(slot->resident_before));
+        json_object_set_new(w, "resident_after",
+                            json_integer(slot->stats.resident));
+    }
+
     st = NGX_HTTP_OK;
     code = NULL;
     p = text;
@@ -837,13 +952,11 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         st = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS)
              ? NGX_HTTP_CONFLICT : NGX_HTTP_INTERNAL_SERVER_ERROR;
         code = (slot->rc == NGX_HTTP_MALLOC_DUMP_EXISTS) ? "file_exists"
-               : (slot->rc == NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
+               : (slot->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
                : "dump_failed";
         p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
                          a->worker, slot->pid,
-                         (slot->rc == NGX_HTTP_MALLOC_RC_ACTIVE)
-                         ? "mallctl(\"prof.active\") failed"
-                         : ngx_http_malloc_dump_strerror(slot->rc));
+                         ngx_http_malloc_rc_text(slot->rc));
 
         if (slot->err != 0) {
             p = ngx_snprintf(p, sizeof(text) - 1 - (p - text), " (%s)",
@@ -934,6 +1047,43 @@ ngx_http_malloc_workers_json(ngx_http_request_t *r, ngx_uint_t seq)
 }
 
 
+static const char *
+ngx_http_malloc_rc_text(ngx_int_t rc)
+{
+    switch (rc) {
+
+    case NGX_HTTP_MALLOC_RC_ACTIVE:
+        return "mallctl(\"prof.active\") failed";
+
+    case NGX_HTTP_MALLOC_RC_RESET:
+        return "mallctl(\"prof.reset\") failed";
+
+    case NGX_HTTP_MALLOC_RC_PURGE:
+        return "mallctl(\"arena.<all>.purge\") failed";
+
+    case NGX_HTTP_MALLOC_RC_STATS:
+        return "jemalloc's statistics could not be written";
+
+    default:
+        return ngx_http_malloc_dump_strerror(rc);
+    }
+}
+
+
+/* seconds left of a profiling duration, or null */
+
+static json_t *
+ngx_http_malloc_remaining_json(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_msec_t  left;
+
+    left = ngx_http_malloc_coord_remaining(mmcf);
+
+    return left ? json_integer((json_int_t) (left + 999) / 1000)
+                : json_null();
+}
+
+
 static json_t *
 ngx_http_malloc_jemalloc_json(void)
 {
@@ -1014,7 +1164,7 @@ ngx_http_malloc_unusable_json(ngx_http_request_t *r, json_t *json)
                                    ngx_http_malloc_je_code(info->state),
                                    ngx_http_malloc_je_text(info->state)));
 
-    return ngx_http_malloc_send(r, NGX_HTTP_SERVICE_UNAVAILABLE, json);
+    return ngx_http_malloc_send_json(r, NGX_HTTP_SERVICE_UNAVAILABLE, json);
 }
 
 
@@ -1067,14 +1217,15 @@ ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
                             json_string("(the message was not valid UTF-8)"));
     }
 
-    return ngx_http_malloc_send(r, status, json);
+    return ngx_http_malloc_send_json(r, status, json);
 }
 
 
 /* takes the reference to "json"; returns what the content phase expects */
 
-static ngx_int_t
-ngx_http_malloc_send(ngx_http_request_t *r, ngx_uint_t status, json_t *json)
+ngx_int_t
+ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json)
 {
     size_t        size;
     ngx_int_t     rc;

@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "ngx_http_malloc_jemalloc.h"
 
@@ -25,6 +28,9 @@
 
 typedef int (*ngx_http_malloc_mallctl_pt)(const char *name, void *oldp,
     size_t *oldlenp, void *newp, size_t newlen);
+typedef void (*ngx_http_malloc_stats_print_pt)(
+    void (*write_cb)(void *, const char *), void *cbopaque,
+    const char *opts);
 
 
 static ngx_http_malloc_mallctl_pt  ngx_http_malloc_mallctl;
@@ -33,6 +39,8 @@ static int                         ngx_http_malloc_je_probed;
 
 
 static int ngx_http_malloc_je_read_bool(const char *name, int *value);
+static int ngx_http_malloc_je_read_size(const char *name, size_t *value);
+static void ngx_http_malloc_je_write_fd(void *data, const char *text);
 
 
 const ngx_http_malloc_je_info_t *
@@ -226,4 +234,155 @@ ngx_http_malloc_je_dump(const char *path)
 
     return ngx_http_malloc_mallctl("prof.dump", NULL, NULL, &path,
                                    sizeof(path));
+}
+
+
+int
+ngx_http_malloc_je_prof_accum(int *accum)
+{
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    return ngx_http_malloc_je_read_bool("opt.prof_accum", accum);
+}
+
+
+static int
+ngx_http_malloc_je_read_size(const char *name, size_t *value)
+{
+    size_t  len;
+
+    len = sizeof(*value);
+
+    return ngx_http_malloc_mallctl(name, value, &len, NULL, 0);
+}
+
+
+int
+ngx_http_malloc_je_stats(ngx_http_malloc_je_stats_t *st)
+{
+    int       rc;
+    size_t    len;
+    uint64_t  epoch;
+
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    /* the stats.* values are a snapshot taken at the last epoch */
+
+    epoch = 1;
+    len = sizeof(epoch);
+
+    rc = ngx_http_malloc_mallctl("epoch", &epoch, &len, &epoch, len);
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.allocated", &st->allocated);
+    }
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.active", &st->active);
+    }
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.resident", &st->resident);
+    }
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.mapped", &st->mapped);
+    }
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.retained", &st->retained);
+    }
+
+    if (rc == 0) {
+        rc = ngx_http_malloc_je_read_size("stats.metadata", &st->metadata);
+    }
+
+    return rc;
+}
+
+
+int
+ngx_http_malloc_je_purge(void)
+{
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    /* 4096 is MALLCTL_ARENAS_ALL */
+
+    return ngx_http_malloc_mallctl("arena.4096.purge", NULL, NULL, NULL, 0);
+}
+
+
+int
+ngx_http_malloc_je_reset(int lg_sample)
+{
+    size_t  lg;
+
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    if (lg_sample < 0) {
+        return ngx_http_malloc_mallctl("prof.reset", NULL, NULL, NULL, 0);
+    }
+
+    if (lg_sample > NGX_HTTP_MALLOC_LG_SAMPLE_MAX) {
+        return EINVAL;
+    }
+
+    lg = (size_t) lg_sample;
+
+    return ngx_http_malloc_mallctl("prof.reset", NULL, NULL, &lg, sizeof(lg));
+}
+
+
+static void
+ngx_http_malloc_je_write_fd(void *data, const char *text)
+{
+    int     *fd = data;
+    size_t   len;
+    ssize_t  n;
+
+    len = strlen(text);
+
+    while (len > 0 && *fd != -1) {
+        n = write(*fd, text, len);
+
+        if (n <= 0) {
+            /* the caller sees a short file and reports it */
+            *fd = -1;
+            return;
+        }
+
+        text += n;
+        len -= n;
+    }
+}
+
+
+int
+ngx_http_malloc_je_stats_json(int fd)
+{
+    ngx_http_malloc_stats_print_pt  print;
+
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    print = (ngx_http_malloc_stats_print_pt) dlsym(RTLD_DEFAULT,
+                                                   "malloc_stats_print");
+    if (print == NULL) {
+        return ENOENT;
+    }
+
+    /* "J": JSON; the rest leaves out the per-size-class tables */
+
+    print(ngx_http_malloc_je_write_fd, &fd, "Jbla");
+
+    return (fd == -1) ? EIO : 0;
 }

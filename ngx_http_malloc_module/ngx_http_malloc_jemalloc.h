@@ -31,6 +31,21 @@ typedef struct {
 } ngx_http_malloc_je_info_t;
 
 
+/* jemalloc's own figures, in bytes (see "stats.*" in jemalloc(3)) */
+typedef struct {
+    size_t                      allocated;
+    size_t                      active;
+    size_t                      resident;
+    size_t                      mapped;
+    size_t                      retained;
+    size_t                      metadata;
+} ngx_http_malloc_je_stats_t;
+
+
+/* the range of prof.lg_sample: 64 and more are clamped to 63 silently */
+#define NGX_HTTP_MALLOC_LG_SAMPLE_MAX  63
+
+
 /* looks jemalloc up once per process; later calls return the same answer */
 const ngx_http_malloc_je_info_t *ngx_http_malloc_je_probe(void);
 
@@ -43,6 +58,19 @@ int ngx_http_malloc_je_get_active(int *active);
 int ngx_http_malloc_je_set_active(int active);
 int ngx_http_malloc_je_lg_sample(size_t *lg);
 int ngx_http_malloc_je_dump(const char *path);
+int ngx_http_malloc_je_prof_accum(int *accum);
+
+/* refreshes the "epoch" first, so the figures are current */
+int ngx_http_malloc_je_stats(ngx_http_malloc_je_stats_t *st);
+
+/* returns unused dirty pages of every arena to the kernel */
+int ngx_http_malloc_je_purge(void);
+
+/* drops all samples; lg_sample < 0 keeps the sampling interval */
+int ngx_http_malloc_je_reset(int lg_sample);
+
+/* writes malloc_stats_print()'s JSON report to fd */
+int ngx_http_malloc_je_stats_json(int fd);
 
 
 #endif /* _NGX_HTTP_MALLOC_JEMALLOC_H_INCLUDED_ */

@@ -14,7 +14,8 @@
 
 static json_t *ngx_http_malloc_load(const unsigned char *body, size_t len,
     int *empty, char *err);
-static int ngx_http_malloc_only_key(json_t *obj, const char *key, char *err);
+static int ngx_http_malloc_only_keys(json_t *obj, const char *keys,
+    char *err);
 
 
 static json_t *
@@ -65,17 +66,29 @@ ngx_http_malloc_load(const unsigned char *body, size_t len, int *empty,
 }
 
 
+/* "keys" lists the fields allowed, as "a" or "a, b" */
+
 static int
-ngx_http_malloc_only_key(json_t *obj, const char *key, char *err)
+ngx_http_malloc_only_keys(json_t *obj, const char *keys, char *err)
 {
-    const char  *k;
+    size_t       n;
     json_t      *v;
+    const char  *k, *p;
 
     json_object_foreach(obj, k, v) {
-        if (strcmp(k, key) != 0) {
+        n = strlen(k);
+
+        for (p = strstr(keys, k); p != NULL; p = strstr(p + 1, k)) {
+            if ((p == keys || p[-1] == ' ')
+                && (p[n] == '\0' || p[n] == ','))
+            {
+                break;
+            }
+        }
+
+        if (p == NULL || n == 0) {
             snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
-                     "unknown field \"%.64s\": the only field is \"%s\"",
-                     k, key);
+                     "unknown field \"%.64s\": the fields are %s", k, keys);
             return -1;
         }
     }
@@ -86,10 +99,14 @@ ngx_http_malloc_only_key(json_t *obj, const char *key, char *err)
 
 int
 ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
-    int *active, char *err)
+    ngx_http_malloc_active_t *cmd, char *err)
 {
-    int      empty, rc;
-    json_t  *json, *v;
+    int          empty, rc;
+    size_t       n;
+    json_t      *json, *v, *d;
+    const char  *p;
+
+    cmd->duration[0] = '\0';
 
     json = ngx_http_malloc_load(body, len, &empty, err);
 
@@ -105,13 +122,15 @@ ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
 
     rc = -1;
     v = json;
+    d = NULL;
 
     if (json_is_object(json)) {
-        if (ngx_http_malloc_only_key(json, "active", err) != 0) {
+        if (ngx_http_malloc_only_keys(json, "active, duration", err) != 0) {
             goto done;
         }
 
         v = json_object_get(json, "active");
+        d = json_object_get(json, "duration");
 
         if (v == NULL) {
             snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
@@ -126,7 +145,90 @@ ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
         goto done;
     }
 
-    *active = json_is_true(v);
+    cmd->active = json_is_true(v);
+
+    if (d != NULL && !json_is_null(d)) {
+        n = json_is_string(d) ? json_string_length(d) : 0;
+        p = json_is_string(d) ? json_string_value(d) : NULL;
+
+        if (p == NULL || n == 0 || n >= NGX_HTTP_MALLOC_DURATION_LEN
+            || strspn(p, "0123456789 smhdwyM") != n || !cmd->active)
+        {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "\"duration\" takes a time such as \"90s\", \"10m\" "
+                     "or \"1h 30m\", with \"active\": true");
+            goto done;
+        }
+
+        memcpy(cmd->duration, p, n + 1);
+    }
+
+    rc = 0;
+
+done:
+
+    json_decref(json);
+
+    return rc;
+}
+
+
+int
+ngx_http_malloc_parse_reset(const unsigned char *body, size_t len,
+    int *lg_sample, int *force, char *err)
+{
+    int          empty, rc;
+    json_t      *json, *v;
+    json_int_t   n;
+
+    *lg_sample = -1;
+    *force = 0;
+
+    json = ngx_http_malloc_load(body, len, &empty, err);
+
+    if (json == NULL) {
+        return empty ? 0 : -1;
+    }
+
+    rc = -1;
+
+    if (!json_is_object(json)) {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "expected nothing, or {\"lg_sample\": N, \"force\": bool}");
+        goto done;
+    }
+
+    if (ngx_http_malloc_only_keys(json, "lg_sample, force", err) != 0) {
+        goto done;
+    }
+
+    v = json_object_get(json, "force");
+
+    if (v != NULL) {
+        if (!json_is_boolean(v)) {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "\"force\" takes true or false");
+            goto done;
+        }
+
+        *force = json_is_true(v);
+    }
+
+    v = json_object_get(json, "lg_sample");
+
+    if (v != NULL) {
+        n = json_is_integer(v) ? json_integer_value(v) : -1;
+
+        if (n < 0 || n > 63) {
+            snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "\"lg_sample\" takes an integer from 0 to 63 "
+                     "(one sample per 2^N bytes allocated)");
+            goto done;
+        }
+
+        *lg_sample = (int) n;
+    }
+
     rc = 0;
 
 done:
@@ -155,7 +257,7 @@ ngx_http_malloc_parse_dump(const unsigned char *body, size_t len,
     v = json;
 
     if (json_is_object(json)) {
-        if (ngx_http_malloc_only_key(json, "path", err) != 0) {
+        if (ngx_http_malloc_only_keys(json, "path", err) != 0) {
             goto done;
         }
 

@@ -11,15 +11,31 @@
 #include <stddef.h>
 
 
-#define NGX_HTTP_MALLOC_ERR_LEN   256
+#define NGX_HTTP_MALLOC_ERR_LEN       256
+#define NGX_HTTP_MALLOC_DURATION_LEN  32
+
+
+typedef struct {
+    int                         active;
+    char                        duration[NGX_HTTP_MALLOC_DURATION_LEN];
+                                /* nginx time syntax, "" when absent */
+} ngx_http_malloc_active_t;
 
 
 /*
- * Parses a prof_active body: true, false or {"active": bool}.
- * Returns 0 and sets *active, or -1 with a reason in err.
+ * Parses a prof_active body: true, false, {"active": bool} or
+ * {"active": true, "duration": "10m"}.  Returns 0, or -1 with a reason in
+ * err.  The duration is checked for its form only: the shell parses it.
  */
 int ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
-    int *active, char *err);
+    ngx_http_malloc_active_t *cmd, char *err);
+
+/*
+ * Parses a prof_reset body: nothing, {}, {"lg_sample": N} with N in
+ * 0..63, and "force": bool.  *lg_sample is -1 when absent.
+ */
+int ngx_http_malloc_parse_reset(const unsigned char *body, size_t len,
+    int *lg_sample, int *force, char *err);
 
 /*
  * Parses a prof_dump body: "name", null, nothing, {} or {"path": ...}.

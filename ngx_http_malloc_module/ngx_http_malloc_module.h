@@ -13,6 +13,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ngx_http_malloc_jemalloc.h"
+
 
 #define NGX_HTTP_MALLOC_VERSION      "0.1.0"
 
@@ -30,6 +32,12 @@
 /* a name of 255 bytes once expanded, written with "%%" and ".%p" */
 #define NGX_HTTP_MALLOC_TMPL_MAX     520
 
+/* the longest "duration" of profiling, in seconds */
+#define NGX_HTTP_MALLOC_DURATION_MAX     (30 * 24 * 3600)
+
+/* below this, prof_reset needs "force": true */
+#define NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR  12
+
 /* a symbol request lists every address of a profile */
 #define NGX_HTTP_MALLOC_SYMBOL_BODY_MAX  (1024 * 1024)
 
@@ -43,14 +51,21 @@ typedef enum {
     NGX_HTTP_MALLOC_EP_PPROF_HEAP,
     NGX_HTTP_MALLOC_EP_PPROF_PROTO,
     NGX_HTTP_MALLOC_EP_PPROF_SYMBOL,
-    NGX_HTTP_MALLOC_EP_PPROF_CMDLINE
+    NGX_HTTP_MALLOC_EP_PPROF_CMDLINE,
+    NGX_HTTP_MALLOC_EP_STATS,
+    NGX_HTTP_MALLOC_EP_METRICS,
+    NGX_HTTP_MALLOC_EP_PROF_RESET,
+    NGX_HTTP_MALLOC_EP_PURGE
 } ngx_http_malloc_ep_e;
 
 
 typedef enum {
     NGX_HTTP_MALLOC_CMD_NONE = 0,
     NGX_HTTP_MALLOC_CMD_ACTIVE,
-    NGX_HTTP_MALLOC_CMD_DUMP
+    NGX_HTTP_MALLOC_CMD_DUMP,
+    NGX_HTTP_MALLOC_CMD_STATS,
+    NGX_HTTP_MALLOC_CMD_RESET,
+    NGX_HTTP_MALLOC_CMD_PURGE
 } ngx_http_malloc_cmd_e;
 
 
@@ -73,8 +88,11 @@ typedef struct {
 } ngx_http_malloc_loc_conf_t;
 
 
-/* a slot's rc besides ngx_http_malloc_dump_rc_e: prof.active failed */
+/* a slot's rc besides ngx_http_malloc_dump_rc_e: a mallctl failed */
 #define NGX_HTTP_MALLOC_RC_ACTIVE    100
+#define NGX_HTTP_MALLOC_RC_RESET     101
+#define NGX_HTTP_MALLOC_RC_PURGE     102
+#define NGX_HTTP_MALLOC_RC_STATS     103
 
 
 /* what one worker last did; written only by that worker */
@@ -84,9 +102,12 @@ typedef struct {
     ngx_uint_t                  applied;       /* board seq seen */
     ngx_uint_t                  result_seq;    /* seq of the result below */
     ngx_uint_t                  prof_active;
-    ngx_int_t                   rc;            /* dump rc_e or errno */
+    ngx_int_t                   rc;            /* dump rc_e or RC_* */
     ngx_err_t                   err;
     off_t                       bytes;
+    ngx_uint_t                  lg_sample;
+    size_t                      resident_before;  /* of a purge */
+    ngx_http_malloc_je_stats_t  stats;         /* as of "applied" */
 } ngx_http_malloc_slot_t;
 
 
@@ -96,6 +117,8 @@ typedef struct {
     ngx_atomic_t                seq;           /* of the last command */
     ngx_uint_t                  cmd;           /* ngx_http_malloc_cmd_e */
     ngx_uint_t                  prof_active;   /* desired state */
+    ngx_msec_t                  active_until;  /* 0: no duration */
+    ngx_int_t                   arg;           /* lg_sample of a reset */
     ngx_uint_t                  busy;
     ngx_msec_t                  busy_until;
     ngx_pid_t                   target;        /* the worker that dumps,
@@ -120,6 +143,8 @@ typedef struct {
     ngx_uint_t                  seq;
     ngx_uint_t                  cmd;
     ngx_pid_t                   target;
+    ngx_msec_t                  duration;       /* of profiling, 0: none */
+    ngx_int_t                   arg;
     ngx_uint_t                  done;           /* unsigned done:1; */
     ngx_msec_t                  deadline;
     ngx_event_t                 wait;
@@ -162,6 +187,7 @@ ngx_uint_t ngx_http_malloc_coord_answers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_http_malloc_answer_t *answers, ngx_uint_t *n);
 ngx_uint_t ngx_http_malloc_coord_workers(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf);
+ngx_msec_t ngx_http_malloc_coord_remaining(ngx_http_malloc_main_conf_t *mmcf);
 
 /* ngx_http_malloc_handler.c */
 ngx_int_t ngx_http_malloc_handler(ngx_http_request_t *r);
@@ -176,6 +202,10 @@ ngx_http_malloc_answer_t *ngx_http_malloc_answers(ngx_http_request_t *r,
 ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r);
 ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *code, const char *fmt, ...);
+#ifdef JANSSON_H
+ngx_int_t ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json);
+#endif
 
 /* ngx_http_malloc_profile.c */
 ngx_int_t ngx_http_malloc_profile_get(ngx_http_request_t *r,
@@ -185,6 +215,12 @@ ngx_int_t ngx_http_malloc_profile_done(ngx_http_request_t *r,
 ngx_int_t ngx_http_malloc_profile_symbol(ngx_http_request_t *r,
     u_char *body, size_t len);
 ngx_int_t ngx_http_malloc_profile_cmdline(ngx_http_request_t *r);
+ngx_int_t ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
+    const char *filename, u_char *data, size_t len);
+
+/* ngx_http_malloc_stats.c */
+ngx_int_t ngx_http_malloc_stats_done(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
 
 
 #endif /* _NGX_HTTP_MALLOC_MODULE_H_INCLUDED_ */

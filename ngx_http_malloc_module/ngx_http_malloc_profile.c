@@ -43,6 +43,7 @@ struct ngx_http_malloc_profile_s {
     ngx_uint_t                     phase;        /* 0: base, 1: final */
     ngx_uint_t                     seconds;
     ngx_uint_t                     kind;         /* ngx_http_malloc_ep_e */
+    ngx_uint_t                     detail;       /* stats?detail=full */
     ngx_http_malloc_arena_t       *arena;
     ngx_http_malloc_heap_t         base;
     ngx_http_malloc_heap_t         heap;
@@ -100,8 +101,6 @@ static ngx_int_t ngx_http_malloc_profile_self_maps(
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_map_t **maps,
     size_t *nmaps);
 static void ngx_http_malloc_profile_free(void *data);
-static ngx_int_t ngx_http_malloc_profile_send(ngx_http_request_t *r,
-    const char *type, const char *filename, u_char *data, size_t len);
 
 
 /* one per worker, for the life of the worker: symbol tables are costly */
@@ -136,7 +135,8 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
         n = ngx_atoi(arg.data, arg.len);
 
         if (n <= 0 || n > NGX_HTTP_MALLOC_SECONDS_MAX
-            || ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
+            || (ctx->endpoint != NGX_HTTP_MALLOC_EP_PPROF_HEAP
+                && ctx->endpoint != NGX_HTTP_MALLOC_EP_PPROF_PROTO))
         {
             return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                        "invalid_argument",
@@ -191,8 +191,21 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ngx_http_malloc_heap_init(&pf->heap, pf->arena);
 
     ctx->profile = pf;
-    ctx->cmd = NGX_HTTP_MALLOC_CMD_DUMP;
     pf->kind = ctx->endpoint;
+
+    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_STATS
+        || ctx->endpoint == NGX_HTTP_MALLOC_EP_METRICS)
+    {
+        ctx->cmd = NGX_HTTP_MALLOC_CMD_STATS;
+
+        pf->detail = (ctx->endpoint == NGX_HTTP_MALLOC_EP_STATS
+                      && ngx_http_arg(r, (u_char *) "detail", 6, &arg)
+                         == NGX_OK
+                      && arg.len == 4 && ngx_strncmp(arg.data, "full", 4) == 0);
+
+    } else {
+        ctx->cmd = NGX_HTTP_MALLOC_CMD_DUMP;
+    }
     pf->phase = pf->seconds ? 0 : 1;
 
     if (ngx_http_malloc_hold(r, ctx) != NGX_OK) {
@@ -273,9 +286,17 @@ ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     /* a leading dot: no name an operator can ask for looks like it */
 
-    p = ngx_snprintf(ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     ".profile-%P-%M-%ui.%%p.heap", ngx_pid, ngx_current_msec,
-                     ctx->profile->phase);
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_STATS && !ctx->profile->detail) {
+        p = ctx->tmpl;
+
+    } else {
+        p = ngx_snprintf(ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+                         ".profile-%P-%M-%ui.%%p.%s", ngx_pid,
+                         ngx_current_msec, ctx->profile->phase,
+                         ctx->cmd == NGX_HTTP_MALLOC_CMD_STATS ? "json"
+                                                               : "heap");
+    }
+
     *p = '\0';
 
     deadline = ctx->deadline;
@@ -351,6 +372,10 @@ ngx_http_malloc_profile_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ngx_http_malloc_answer_t      *answers;
     ngx_http_malloc_main_conf_t   *mmcf;
     char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_STATS) {
+        return ngx_http_malloc_stats_done(r, ctx);
+    }
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     pf = ctx->profile;
@@ -504,7 +529,7 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
     }
 
     if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
-        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+        return ngx_http_malloc_send_data(r, "text/plain", NULL,
                                             pf->out.data, pf->out.len);
     }
 
@@ -518,15 +543,15 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
     switch (ctx->endpoint) {
 
     case NGX_HTTP_MALLOC_EP_HEAP:
-        return ngx_http_malloc_profile_send(r, "text/plain", "nginx.heap",
+        return ngx_http_malloc_send_data(r, "text/plain", "nginx.heap",
                                             pf->out.data, pf->out.len);
 
     case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
-        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+        return ngx_http_malloc_send_data(r, "text/plain", NULL,
                                             pf->out.data, pf->out.len);
 
     default: /* NGX_HTTP_MALLOC_EP_PPROF_PROTO */
-        return ngx_http_malloc_profile_send(r, "application/octet-stream",
+        return ngx_http_malloc_send_data(r, "application/octet-stream",
                                             "nginx-heap.pb.gz",
                                             pf->out.data, pf->out.len);
     }
@@ -851,7 +876,7 @@ ngx_http_malloc_profile_symbol(ngx_http_request_t *r, u_char *body,
     ngx_http_malloc_profile_t  *pf;
 
     if (body == NULL) {
-        return ngx_http_malloc_profile_send(r, "text/plain", NULL,
+        return ngx_http_malloc_send_data(r, "text/plain", NULL,
                                             (u_char *) "num_symbols: 1\n",
                                             sizeof("num_symbols: 1\n") - 1);
     }
@@ -1036,7 +1061,7 @@ ngx_http_malloc_profile_cmdline(ngx_http_request_t *r)
 
     p[n++] = '\n';
 
-    return ngx_http_malloc_profile_send(r, "text/plain", NULL, p, n);
+    return ngx_http_malloc_send_data(r, "text/plain", NULL, p, n);
 }
 
 
@@ -1055,8 +1080,10 @@ ngx_http_malloc_profile_free(void *data)
 }
 
 
-static ngx_int_t
-ngx_http_malloc_profile_send(ngx_http_request_t *r, const char *type,
+/* the data must stay valid until the request's pool goes */
+
+ngx_int_t
+ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
     const char *filename, u_char *data, size_t len)
 {
     ngx_int_t         rc;

@@ -99,21 +99,22 @@ err_is_set(const char *err, const char *part)
 static void
 active_ok(const char *desc, const char *body, size_t len, int want)
 {
-    int             rc, active;
-    char           *err;
-    unsigned char  *p;
+    int                        rc;
+    char                      *err;
+    unsigned char             *p;
+    ngx_http_malloc_active_t   cmd;
 
     p = dup_body(body, len);
     err = new_err();
-    active = -1;
+    cmd.active = -1;
 
-    rc = ngx_http_malloc_parse_active(p, len, &active, err);
+    rc = ngx_http_malloc_parse_active(p, len, &cmd, err);
 
     if (!is_int(rc, 0, "active %s: accepted", desc)) {
         diag("err: %.*s", NGX_HTTP_MALLOC_ERR_LEN, err);
     }
 
-    is_int(active, want, "active %s: value", desc);
+    is_int(cmd.active, want, "active %s: value", desc);
 
     free(p);
     free(err);
@@ -123,15 +124,16 @@ active_ok(const char *desc, const char *body, size_t len, int want)
 static void
 active_bad(const char *desc, const char *body, size_t len, const char *part)
 {
-    int             rc, active;
-    char           *err;
-    unsigned char  *p;
+    int                        rc;
+    char                      *err;
+    unsigned char             *p;
+    ngx_http_malloc_active_t   cmd;
 
     p = dup_body(body, len);
     err = new_err();
-    active = -1;
+    cmd.active = -1;
 
-    rc = ngx_http_malloc_parse_active(p, len, &active, err);
+    rc = ngx_http_malloc_parse_active(p, len, &cmd, err);
 
     is_int(rc, -1, "active %s: refused", desc);
     ok(err_is_set(err, part), "active %s: reason", desc);
