@@ -351,6 +351,7 @@ ngx_http_malloc_coord_timer(ngx_event_t *ev)
     }
 
     ngx_http_malloc_coord_expire(mmcf, ev->log);
+    ngx_http_malloc_snapshot_tick(mmcf, ev->log);
 
     if (shm->sh->seq != ngx_http_malloc_applied) {
         ngx_http_malloc_coord_apply(mmcf, ev->log);
@@ -711,6 +712,12 @@ ngx_http_malloc_coord_dump_done(ngx_event_t *ev)
                       &dt->mmcf->dump_dir->name, dt->name,
                       ngx_http_malloc_dump_strerror(dt->rc));
 
+    } else if (dt->name[0] == '.') {
+        /* a profile's or a snapshot's: its request or schedule logs it */
+        ngx_log_debug3(NGX_LOG_DEBUG_HTTP, ev->log, 0,
+                       "heap dump written to \"%V/%s\", %O bytes",
+                       &dt->mmcf->dump_dir->name, dt->name, dt->bytes);
+
     } else {
         ngx_log_error(NGX_LOG_INFO, ev->log, 0,
                       "heap dump written to \"%V/%s\", %O bytes",
@@ -940,4 +947,35 @@ ngx_http_malloc_coord_remaining(ngx_http_malloc_main_conf_t *mmcf)
     }
 
     return until - ngx_current_msec;
+}
+
+
+/* 1 when the worker "pid" of the current generation has seen "seq" */
+
+ngx_uint_t
+ngx_http_malloc_coord_answered(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_pid_t pid)
+{
+    ngx_uint_t               i, ok;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    shm = mmcf->shm_zone->data;
+    ok = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    for (i = 0; i < shm->sh->workers; i++) {
+        slot = &shm->sh->slots[i];
+
+        if (slot->pid == pid && slot->generation == shm->sh->generation
+            && slot->applied >= seq)
+        {
+            ok = 1;
+        }
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return ok;
 }

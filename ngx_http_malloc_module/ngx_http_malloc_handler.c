@@ -117,6 +117,15 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
       NGX_HTTP_POST,
       ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX },
 
+    { ngx_string("snapshots"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
+    /* "snapshots/<name>": matched by its prefix */
+    { ngx_string("snapshots/"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0 },
+
     { ngx_null_string, 0, ngx_null_string, 0, 0 }
 };
 
@@ -162,6 +171,14 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
         if (ep.len == ngx_http_malloc_endpoints[i].name.len
             && ngx_strncmp(ep.data, ngx_http_malloc_endpoints[i].name.data,
                            ep.len) == 0)
+        {
+            break;
+        }
+
+        if (i == NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE
+            && ep.len > ngx_http_malloc_endpoints[i].name.len
+            && ngx_strncmp(ep.data, ngx_http_malloc_endpoints[i].name.data,
+                           ngx_http_malloc_endpoints[i].name.len) == 0)
         {
             break;
         }
@@ -221,6 +238,15 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 
         case NGX_HTTP_MALLOC_EP_PPROF_CMDLINE:
             return ngx_http_malloc_profile_cmdline(r);
+
+        case NGX_HTTP_MALLOC_EP_SNAPSHOTS:
+            ep.len = 0;
+            return ngx_http_malloc_snapshot_get(r, &ep);
+
+        case NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE:
+            ep.data += sizeof("snapshots/") - 1;
+            ep.len -= sizeof("snapshots/") - 1;
+            return ngx_http_malloc_snapshot_get(r, &ep);
 
         default:
             rc = ngx_http_malloc_profile_get(r, ctx);
@@ -764,7 +790,16 @@ ngx_http_malloc_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     n = NGX_MAX_PROCESSES;
-    answered = ngx_http_malloc_coord_answers(mmcf, ctx->seq, NULL, &n);
+
+    if (ctx->target != 0) {
+        /* one worker's profile: the others' answers do not matter */
+        answered = ngx_http_malloc_coord_answered(mmcf, ctx->seq,
+                                                  ctx->target);
+        n = 1;
+
+    } else {
+        answered = ngx_http_malloc_coord_answers(mmcf, ctx->seq, NULL, &n);
+    }
 
     if (answered < n
         && (ngx_msec_int_t) (ctx->deadline - ngx_current_msec) > 0)

@@ -22,6 +22,8 @@ static char *ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
 static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
@@ -40,6 +42,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
     { ngx_string("malloc_dump_dir"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_malloc_dump_dir,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_snapshot"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_malloc_snapshot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -319,6 +328,107 @@ ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mmcf->dump_dir = path;
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * malloc_snapshot interval=time [keep=N] [format=pprof|heap]
+ * [max_size=size];
+ */
+
+static char *
+ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_malloc_main_conf_t *mmcf = conf;
+
+    ngx_str_t                        *value, s;
+    ngx_int_t                         n;
+    ngx_uint_t                        i;
+    ngx_http_malloc_snapshot_conf_t  *sc;
+
+    if (mmcf->snapshot != NULL) {
+        return "is duplicate";
+    }
+
+    sc = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_snapshot_conf_t));
+    if (sc == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    /* a day of hourly snapshots, in at most a gigabyte, merged */
+
+    sc->keep = 24;
+    sc->max_size = 1024 * 1024 * 1024;
+    sc->pprof = 1;
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+
+        if (ngx_strncmp(value[i].data, "interval=", 9) == 0) {
+            s.data = value[i].data + 9;
+            s.len = value[i].len - 9;
+
+            n = ngx_parse_time(&s, 1);
+            if (n == NGX_ERROR || n < 1) {
+                goto invalid;
+            }
+
+            sc->interval = n;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "keep=", 5) == 0) {
+            n = ngx_atoi(value[i].data + 5, value[i].len - 5);
+            if (n == NGX_ERROR || n < 1) {
+                goto invalid;
+            }
+
+            sc->keep = n;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "max_size=", 9) == 0) {
+            s.data = value[i].data + 9;
+            s.len = value[i].len - 9;
+
+            sc->max_size = ngx_parse_offset(&s);
+            if (sc->max_size == NGX_ERROR) {
+                goto invalid;
+            }
+
+            continue;
+        }
+
+        if (ngx_strcmp(value[i].data, "format=pprof") == 0) {
+            sc->pprof = 1;
+            continue;
+        }
+
+        if (ngx_strcmp(value[i].data, "format=heap") == 0) {
+            sc->pprof = 0;
+            continue;
+        }
+
+        goto invalid;
+    }
+
+    if (sc->interval == 0) {
+        return "needs interval=<time>";
+    }
+
+    mmcf->snapshot = sc;
+
+    return NGX_CONF_OK;
+
+invalid:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "invalid parameter \"%V\": expected interval=time, "
+                       "keep=number, format=pprof|heap or max_size=size",
+                       &value[i]);
+
+    return NGX_CONF_ERROR;
 }
 
 

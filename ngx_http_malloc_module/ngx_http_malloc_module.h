@@ -38,6 +38,9 @@
 /* below this, prof_reset needs "force": true */
 #define NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR  12
 
+/* room for an error sentence built outside a request */
+#define NGX_HTTP_MALLOC_ERR_TEXT         384
+
 /* a symbol request lists every address of a profile */
 #define NGX_HTTP_MALLOC_SYMBOL_BODY_MAX  (1024 * 1024)
 
@@ -55,7 +58,9 @@ typedef enum {
     NGX_HTTP_MALLOC_EP_STATS,
     NGX_HTTP_MALLOC_EP_METRICS,
     NGX_HTTP_MALLOC_EP_PROF_RESET,
-    NGX_HTTP_MALLOC_EP_PURGE
+    NGX_HTTP_MALLOC_EP_PURGE,
+    NGX_HTTP_MALLOC_EP_SNAPSHOTS,
+    NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE
 } ngx_http_malloc_ep_e;
 
 
@@ -70,14 +75,24 @@ typedef enum {
 
 
 typedef struct {
-    ngx_path_t                 *dump_dir;
-    ngx_shm_zone_t             *shm_zone;
-    ngx_fd_t                   *wake;          /* an eventfd per worker */
-    ngx_uint_t                  nwake;
+    time_t                      interval;      /* seconds */
+    ngx_uint_t                  keep;
+    off_t                       max_size;      /* 0: no limit */
+    ngx_uint_t                  pprof;         /* format=pprof */
+} ngx_http_malloc_snapshot_conf_t;
+
+
+typedef struct {
+    ngx_path_t                       *dump_dir;
+    ngx_http_malloc_snapshot_conf_t  *snapshot;      /* NULL: none */
+    ngx_shm_zone_t                   *shm_zone;
+    ngx_fd_t                         *wake;          /* an eventfd per
+                                                        worker */
+    ngx_uint_t                        nwake;
 #if (NGX_THREADS)
-    ngx_thread_pool_t          *thread_pool;   /* dumps and profiles */
+    ngx_thread_pool_t                *thread_pool;   /* dumps, profiles */
 #endif
-    ngx_uint_t                  admin;         /* unsigned admin:1; */
+    ngx_uint_t                        admin;         /* unsigned admin:1; */
 } ngx_http_malloc_main_conf_t;
 
 
@@ -123,6 +138,8 @@ typedef struct {
     ngx_msec_t                  busy_until;
     ngx_pid_t                   target;        /* the worker that dumps,
                                                   0: all of them */
+    time_t                      snapshot_next; /* 0: not scheduled yet */
+    ngx_uint_t                  snapshot_failed;
     u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
@@ -185,6 +202,8 @@ void ngx_http_malloc_coord_release(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq);
 ngx_uint_t ngx_http_malloc_coord_answers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_http_malloc_answer_t *answers, ngx_uint_t *n);
+ngx_uint_t ngx_http_malloc_coord_answered(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_pid_t pid);
 ngx_uint_t ngx_http_malloc_coord_workers(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_coord_desired(ngx_http_malloc_main_conf_t *mmcf);
 ngx_msec_t ngx_http_malloc_coord_remaining(ngx_http_malloc_main_conf_t *mmcf);
@@ -217,6 +236,17 @@ ngx_int_t ngx_http_malloc_profile_symbol(ngx_http_request_t *r,
 ngx_int_t ngx_http_malloc_profile_cmdline(ngx_http_request_t *r);
 ngx_int_t ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
     const char *filename, u_char *data, size_t len);
+
+ngx_int_t ngx_http_malloc_profile_write(char **paths, const char *out,
+    char *err, size_t len);
+
+/* ngx_http_malloc_snapshot.c */
+void ngx_http_malloc_snapshot_tick(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
+void ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
+ngx_int_t ngx_http_malloc_snapshot_get(ngx_http_request_t *r,
+    ngx_str_t *name);
 
 /* ngx_http_malloc_stats.c */
 ngx_int_t ngx_http_malloc_stats_done(ngx_http_request_t *r,

@@ -1142,3 +1142,76 @@ ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
 
     return ngx_http_output_filter(r, &out);
 }
+
+
+/*
+ * For scheduled snapshots, in a thread or in place: merges the dumps at
+ * "paths" (removing them) into a symbolized profile.proto written to
+ * "out", never over an existing file.  0, or -1 with a reason in err.
+ */
+
+ngx_int_t
+ngx_http_malloc_profile_write(char **paths, const char *out, char *err,
+    size_t len)
+{
+    int                         fd;
+    ssize_t                     n;
+    ngx_int_t                   rc;
+    ngx_http_malloc_profile_t   pf;
+
+    ngx_memzero(&pf, sizeof(ngx_http_malloc_profile_t));
+
+    pf.arena = ngx_http_malloc_arena_create();
+    if (pf.arena == NULL) {
+        (void) ngx_cpystrn((u_char *) err, (u_char *) "out of memory", len);
+        return NGX_ERROR;
+    }
+
+    ngx_http_malloc_heap_init(&pf.base, pf.arena);
+    ngx_http_malloc_heap_init(&pf.heap, pf.arena);
+
+    pf.phase = 1;
+    pf.kind = NGX_HTTP_MALLOC_EP_PPROF_PROTO;
+    pf.paths = paths;
+
+    ngx_http_malloc_profile_build(&pf);
+
+    rc = NGX_ERROR;
+
+    if (pf.status != 0) {
+        (void) ngx_cpystrn((u_char *) err, (u_char *) pf.error, len);
+        goto done;
+    }
+
+    fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd == -1) {
+        (void) ngx_snprintf((u_char *) err, len, "cannot create \"%s\": %s%Z",
+                            out, strerror(errno));
+        goto done;
+    }
+
+    n = write(fd, pf.out.data, pf.out.len);
+
+    if (n != (ssize_t) pf.out.len) {
+        (void) ngx_snprintf((u_char *) err, len, "cannot write \"%s\": %s%Z",
+                            out, n == -1 ? strerror(errno) : "short write");
+        (void) close(fd);
+        (void) unlink(out);
+        goto done;
+    }
+
+    if (close(fd) == -1) {
+        (void) ngx_snprintf((u_char *) err, len, "cannot write \"%s\": %s%Z",
+                            out, strerror(errno));
+        (void) unlink(out);
+        goto done;
+    }
+
+    rc = NGX_OK;
+
+done:
+
+    ngx_http_malloc_profile_free(&pf);
+
+    return rc;
+}

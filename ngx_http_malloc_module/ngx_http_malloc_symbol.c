@@ -839,13 +839,21 @@ ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
     total = 0;
 
     for (i = 0; i < kept; i++) {
-        len = strlen(str + cands[i].name);
+
+        /* .symtab names carry their version: "malloc@@GLIBC_2.2.5" */
+
+        len = strcspn(str + cands[i].name, "@");
+
+        if (len == 0) {
+            len = strlen(str + cands[i].name);
+        }
 
         out[i].start = cands[i].start;
         out[i].size = cands[i].size;
         out[i].name = (uint32_t) total;
 
-        memcpy(names + total, str + cands[i].name, len + 1);
+        memcpy(names + total, str + cands[i].name, len);
+        names[total + len] = '\0';
         total += len + 1;
     }
 

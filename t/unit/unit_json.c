@@ -33,7 +33,15 @@ static void dump_ok(const char *desc, const char *body, size_t len,
     const char *want, size_t want_len);
 static void dump_bad(const char *desc, const char *body, size_t len,
     const char *part);
+static void duration_ok(const char *desc, const char *body, size_t len,
+    int want_active, const char *want);
+static void reset_ok(const char *desc, const char *body, size_t len,
+    int want_lg, int want_force);
+static void reset_bad(const char *desc, const char *body, size_t len,
+    const char *part);
 static void test_active(void);
+static void test_duration(void);
+static void test_reset(void);
 static void test_dump(void);
 static void test_dump_size(void);
 static void test_hostile(void);
@@ -137,6 +145,88 @@ active_bad(const char *desc, const char *body, size_t len, const char *part)
 
     is_int(rc, -1, "active %s: refused", desc);
     ok(err_is_set(err, part), "active %s: reason", desc);
+
+    free(p);
+    free(err);
+}
+
+
+/* the duration is copied NUL-terminated; "" when absent or null */
+
+static void
+duration_ok(const char *desc, const char *body, size_t len, int want_active,
+    const char *want)
+{
+    int                        rc;
+    char                      *err;
+    unsigned char             *p;
+    ngx_http_malloc_active_t   cmd;
+
+    p = dup_body(body, len);
+    err = new_err();
+    cmd.active = -1;
+    memset(cmd.duration, 'Z', sizeof(cmd.duration));
+
+    rc = ngx_http_malloc_parse_active(p, len, &cmd, err);
+
+    if (!is_int(rc, 0, "duration %s: accepted", desc)) {
+        diag("err: %.*s", NGX_HTTP_MALLOC_ERR_LEN, err);
+    }
+
+    is_int(cmd.active, want_active, "duration %s: active", desc);
+
+    ok(memchr(cmd.duration, '\0', sizeof(cmd.duration)) != NULL,
+       "duration %s: NUL-terminated", desc);
+
+    cmd.duration[sizeof(cmd.duration) - 1] = '\0';
+    is_str(cmd.duration, want, "duration %s: value", desc);
+
+    free(p);
+    free(err);
+}
+
+
+static void
+reset_ok(const char *desc, const char *body, size_t len, int want_lg,
+    int want_force)
+{
+    int             rc, lg, force;
+    char           *err;
+    unsigned char  *p;
+
+    p = dup_body(body, len);
+    err = new_err();
+    lg = -2;
+    force = -2;
+
+    rc = ngx_http_malloc_parse_reset(p, len, &lg, &force, err);
+
+    if (!is_int(rc, 0, "reset %s: accepted", desc)) {
+        diag("err: %.*s", NGX_HTTP_MALLOC_ERR_LEN, err);
+    }
+
+    is_int(lg, want_lg, "reset %s: lg_sample", desc);
+    is_int(force, want_force, "reset %s: force", desc);
+
+    free(p);
+    free(err);
+}
+
+
+static void
+reset_bad(const char *desc, const char *body, size_t len, const char *part)
+{
+    int             rc, lg, force;
+    char           *err;
+    unsigned char  *p;
+
+    p = dup_body(body, len);
+    err = new_err();
+
+    rc = ngx_http_malloc_parse_reset(p, len, &lg, &force, err);
+
+    is_int(rc, -1, "reset %s: refused", desc);
+    ok(err_is_set(err, part), "reset %s: reason", desc);
 
     free(p);
     free(err);
@@ -269,6 +359,190 @@ test_active(void)
     active_bad("single quotes", STR("{'active': true}"), "not valid");
     active_bad("comment", STR("true /* on */"), "not valid");
     active_bad("NUL in key", STR("{\"active\\u0000\": true}"), "not valid");
+}
+
+
+static void
+test_duration(void)
+{
+    int   n;
+    char  body[128];
+
+    duration_ok("10m", STR("{\"active\": true, \"duration\": \"10m\"}"), 1,
+                "10m");
+    duration_ok("1h 30m", STR("{\"active\": true, \"duration\": \"1h 30m\"}"),
+                1, "1h 30m");
+    duration_ok("90s", STR("{\"duration\": \"90s\", \"active\": true}"), 1,
+                "90s");
+    duration_ok("30d", STR("{\"active\": true, \"duration\": \"30d\"}"), 1,
+                "30d");
+
+    /* the form only: the handler refuses what nginx cannot parse or 0s */
+    duration_ok("500ms passes the form",
+                STR("{\"active\": true, \"duration\": \"500ms\"}"), 1,
+                "500ms");
+    duration_ok("0s passes the form",
+                STR("{\"active\": true, \"duration\": \"0s\"}"), 1, "0s");
+
+    duration_ok("null is none", STR("{\"active\": true, \"duration\": null}"),
+                1, "");
+    duration_ok("null with false",
+                STR("{\"active\": false, \"duration\": null}"), 0, "");
+    duration_ok("absent", STR("{\"active\": true}"), 1, "");
+    duration_ok("bare true", STR("true"), 1, "");
+    duration_ok("bare false", STR("false"), 0, "");
+
+    /* NGX_HTTP_MALLOC_DURATION_LEN is 32: 31 characters fit, 32 do not */
+
+    n = snprintf(body, sizeof(body), "{\"active\": true, \"duration\": "
+                 "\"%s\"}", "111111111111111111111111111111s");
+    duration_ok("31 characters", body, n, 1,
+                "111111111111111111111111111111s");
+
+    n = snprintf(body, sizeof(body), "{\"active\": true, \"duration\": "
+                 "\"%s\"}", "1111111111111111111111111111111s");
+    active_bad("duration of 32 characters", body, n, "\"duration\" takes");
+
+    active_bad("duration number",
+               STR("{\"active\": true, \"duration\": 600}"),
+               "\"duration\" takes");
+    active_bad("duration real",
+               STR("{\"active\": true, \"duration\": 1.5}"),
+               "\"duration\" takes");
+    active_bad("duration true",
+               STR("{\"active\": true, \"duration\": true}"),
+               "\"duration\" takes");
+    active_bad("duration array",
+               STR("{\"active\": true, \"duration\": [\"10m\"]}"),
+               "\"duration\" takes");
+    active_bad("duration object",
+               STR("{\"active\": true, \"duration\": {}}"),
+               "\"duration\" takes");
+    active_bad("duration empty string",
+               STR("{\"active\": true, \"duration\": \"\"}"),
+               "\"duration\" takes");
+    active_bad("duration with false",
+               STR("{\"active\": false, \"duration\": \"10m\"}"),
+               "with \"active\": true");
+    active_bad("duration alone", STR("{\"duration\": \"10m\"}"),
+               "\"active\" is missing");
+    active_bad("duration letters",
+               STR("{\"active\": true, \"duration\": \"abc\"}"),
+               "\"duration\" takes");
+    active_bad("duration negative",
+               STR("{\"active\": true, \"duration\": \"-10m\"}"),
+               "\"duration\" takes");
+    active_bad("duration with a dot",
+               STR("{\"active\": true, \"duration\": \"1.5h\"}"),
+               "\"duration\" takes");
+    active_bad("duration with a tab",
+               STR("{\"active\": true, \"duration\": \"1h\\t30m\"}"),
+               "\"duration\" takes");
+    active_bad("duration with a semicolon",
+               STR("{\"active\": true, \"duration\": \"10m;\"}"),
+               "\"duration\" takes");
+    active_bad("duration with a NUL",
+               STR("{\"active\": true, \"duration\": \"10m\\u0000\"}"),
+               "\"duration\" takes");
+    active_bad("duration in full-width digits",
+               STR("{\"active\": true, \"duration\": \"\xef\xbc\x91m\"}"),
+               "\"duration\" takes");
+    active_bad("duplicate duration",
+               STR("{\"active\": true, \"duration\": \"1m\", "
+                   "\"duration\": \"2m\"}"), "duplicate");
+    active_bad("unknown key besides duration",
+               STR("{\"active\": true, \"duration\": \"1m\", \"for\": 1}"),
+               "unknown field \"for\"");
+}
+
+
+static void
+test_reset(void)
+{
+    reset_ok("empty body", "", 0, -1, 0);
+    reset_ok("whitespace body", STR(" \t\r\n"), -1, 0);
+    reset_ok("{}", STR("{}"), -1, 0);
+    reset_ok("lg_sample 0", STR("{\"lg_sample\": 0}"), 0, 0);
+    reset_ok("lg_sample 12", STR("{\"lg_sample\": 12}"), 12, 0);
+    reset_ok("lg_sample 19", STR("{\"lg_sample\":19}"), 19, 0);
+    reset_ok("lg_sample 63", STR("{\"lg_sample\": 63}"), 63, 0);
+    reset_ok("force true alone", STR("{\"force\": true}"), -1, 1);
+    reset_ok("force false", STR("{\"lg_sample\": 14, \"force\": false}"), 14,
+             0);
+    reset_ok("force first", STR("{\"force\": true, \"lg_sample\": 5}"), 5, 1);
+    reset_ok("with whitespace", STR("\n{ \"lg_sample\" : 20 }\n"), 20, 0);
+
+    reset_bad("lg_sample 64", STR("{\"lg_sample\": 64}"), "from 0 to 63");
+    reset_bad("lg_sample -1", STR("{\"lg_sample\": -1}"), "from 0 to 63");
+    reset_bad("lg_sample 64 with force",
+              STR("{\"lg_sample\": 64, \"force\": true}"), "from 0 to 63");
+    reset_bad("lg_sample INT64_MAX",
+              STR("{\"lg_sample\": 9223372036854775807}"), "from 0 to 63");
+    reset_bad("lg_sample INT64_MIN",
+              STR("{\"lg_sample\": -9223372036854775808}"), "from 0 to 63");
+    reset_bad("lg_sample 2^32 + 14", STR("{\"lg_sample\": 4294967310}"),
+              "from 0 to 63");
+    reset_bad("lg_sample past int64",
+              STR("{\"lg_sample\": 99999999999999999999}"), "not valid");
+    reset_bad("lg_sample 14.0", STR("{\"lg_sample\": 14.0}"), "from 0 to 63");
+    reset_bad("lg_sample 14.5", STR("{\"lg_sample\": 14.5}"), "from 0 to 63");
+    reset_bad("lg_sample 1e1", STR("{\"lg_sample\": 1e1}"), "from 0 to 63");
+    reset_bad("lg_sample \"14\"", STR("{\"lg_sample\": \"14\"}"),
+              "from 0 to 63");
+    reset_bad("lg_sample true", STR("{\"lg_sample\": true}"), "from 0 to 63");
+    reset_bad("lg_sample null", STR("{\"lg_sample\": null}"), "from 0 to 63");
+    reset_bad("lg_sample array", STR("{\"lg_sample\": [14]}"), "from 0 to 63");
+    reset_bad("lg_sample object", STR("{\"lg_sample\": {}}"), "from 0 to 63");
+    reset_bad("force \"true\"", STR("{\"force\": \"true\"}"),
+              "\"force\" takes true or false");
+    reset_bad("force 1", STR("{\"lg_sample\": 5, \"force\": 1}"),
+              "\"force\" takes true or false");
+    reset_bad("force null", STR("{\"force\": null}"),
+              "\"force\" takes true or false");
+
+    reset_bad("bare number", STR("14"), "expected nothing");
+    reset_bad("bare true", STR("true"), "expected nothing");
+    reset_bad("null", STR("null"), "expected nothing");
+    reset_bad("string", STR("\"lg_sample\""), "expected nothing");
+    reset_bad("array", STR("[]"), "expected nothing");
+    reset_bad("array of object", STR("[{\"lg_sample\": 14}]"),
+              "expected nothing");
+
+    reset_bad("unknown key alone", STR("{\"lg\": 14}"),
+              "unknown field \"lg\"");
+    reset_bad("unknown key besides", STR("{\"lg_sample\": 14, \"x\": 1}"),
+              "unknown field \"x\"");
+    reset_bad("key with other case", STR("{\"LG_SAMPLE\": 14}"),
+              "unknown field \"LG_SAMPLE\"");
+    reset_bad("key that ends a known one", STR("{\"sample\": 14}"),
+              "unknown field \"sample\"");
+    reset_bad("key that starts a known one", STR("{\"lg_\": 14}"),
+              "unknown field \"lg_\"");
+    reset_bad("key with a trailing space", STR("{\"force \": true}"),
+              "unknown field \"force \"");
+    reset_bad("prof_active's key", STR("{\"active\": true}"),
+              "unknown field \"active\"");
+
+    /* the list of known keys is matched as text, separators included */
+    todo_start("a key spelled like the list of keys is taken as known");
+    reset_bad("key spelled as the key list",
+              STR("{\"lg_sample, force\": 5}"), "unknown field");
+    todo_end();
+
+    reset_bad("duplicate lg_sample",
+              STR("{\"lg_sample\": 14, \"lg_sample\": 15}"), "duplicate");
+    reset_bad("duplicate force",
+              STR("{\"force\": true, \"force\": false}"), "duplicate");
+
+    reset_bad("lone brace", STR("{"), "not valid");
+    reset_bad("missing value", STR("{\"lg_sample\": }"), "not valid");
+    reset_bad("trailing comma", STR("{\"lg_sample\": 14,}"), "not valid");
+    reset_bad("two objects", STR("{} {}"), "not valid");
+    reset_bad("hex", STR("{\"lg_sample\": 0x10}"), "not valid");
+    reset_bad("leading zero", STR("{\"lg_sample\": 014}"), "not valid");
+    reset_bad("plus sign", STR("{\"lg_sample\": +14}"), "not valid");
+    reset_bad("NUL after {}", STR("{}\0"), "NUL byte");
+    reset_bad("form feed", STR("\f"), "not valid");
 }
 
 
@@ -499,6 +773,8 @@ int
 main(void)
 {
     test_active();
+    test_duration();
+    test_reset();
     test_dump();
     test_dump_size();
     test_hostile();
