@@ -164,6 +164,12 @@ ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
     shm->sh->generation++;
     shm->sh->workers = workers;
 
+    /*
+     * a command posted by a worker of the old generation (a snapshot, say)
+     * may never be released: it must not hold the new workers back
+     */
+    shm->sh->busy = 0;
+
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return NGX_OK;

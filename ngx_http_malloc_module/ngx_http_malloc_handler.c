@@ -349,6 +349,7 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
     ngx_int_t                         rc;
     ngx_http_malloc_ctx_t            *ctx;
     const ngx_http_malloc_je_info_t  *info;
+    char                              err[NGX_HTTP_MALLOC_ERR_LEN];
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
     max = ngx_http_malloc_endpoints[ctx->endpoint].body_max;
@@ -390,9 +391,9 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
     } else if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PROF_RESET) {
         rc = ngx_http_malloc_post_reset(r, ctx, body, len);
 
-    } else if (len > 0 && body[0] != '{' && body[0] != '\n') {
+    } else if (ngx_http_malloc_parse_empty(body, len, err) != 0) {
         rc = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
-                                   "purge takes no body");
+                                   "%s", err);
 
     } else {
         ctx->cmd = NGX_HTTP_MALLOC_CMD_PURGE;
@@ -690,10 +691,15 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                       "heap profiling turned %s by client %V",
                       active ? "on" : "off", &r->connection->addr_text);
 
+    } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_RESET && ctx->arg >= 0) {
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap profile samples reset, lg_sample %i, by "
+                      "client %V", ctx->arg, &r->connection->addr_text);
+
     } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_RESET) {
         ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
-                      "heap profile samples reset (lg_sample %i) by "
-                      "client %V", ctx->arg, &r->connection->addr_text);
+                      "heap profile samples reset by client %V",
+                      &r->connection->addr_text);
 
     } else if (ctx->cmd == NGX_HTTP_MALLOC_CMD_PURGE) {
         ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
@@ -1156,8 +1162,11 @@ ngx_http_malloc_jemalloc_json(void)
         && ngx_http_malloc_je_lg_sample(&lg) == 0)
     {
         json_object_set_new(je, "lg_prof_sample", json_integer(lg));
+
+        /* 2^63 does not fit a JSON integer here: sampling has stopped */
         json_object_set_new(je, "sample_bytes",
-                            json_integer((json_int_t) 1 << lg));
+                            lg < 63 ? json_integer((json_int_t) 1 << lg)
+                                    : json_null());
 
     } else {
         json_object_set_new(je, "lg_prof_sample", json_null());

@@ -71,22 +71,28 @@ ngx_http_malloc_load(const unsigned char *body, size_t len, int *empty,
 static int
 ngx_http_malloc_only_keys(json_t *obj, const char *keys, char *err)
 {
-    size_t       n;
+    size_t       n, klen;
     json_t      *v;
-    const char  *k, *p;
+    const char  *k, *p, *end;
 
     json_object_foreach(obj, k, v) {
-        n = strlen(k);
+        klen = strlen(k);
 
-        for (p = strstr(keys, k); p != NULL; p = strstr(p + 1, k)) {
-            if ((p == keys || p[-1] == ' ')
-                && (p[n] == '\0' || p[n] == ','))
-            {
+        for (p = keys; *p != '\0'; p = end + (*end != '\0' ? 2 : 0)) {
+            end = strchr(p, ',');
+
+            if (end == NULL) {
+                end = p + strlen(p);
+            }
+
+            n = end - p;
+
+            if (n == klen && memcmp(p, k, n) == 0) {
                 break;
             }
         }
 
-        if (p == NULL || n == 0) {
+        if (*p == '\0') {
             snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
                      "unknown field \"%.64s\": the fields are %s", k, keys);
             return -1;
@@ -94,6 +100,35 @@ ngx_http_malloc_only_keys(json_t *obj, const char *keys, char *err)
     }
 
     return 0;
+}
+
+
+int
+ngx_http_malloc_parse_empty(const unsigned char *body, size_t len,
+    char *err)
+{
+    int      empty, rc;
+    json_t  *json;
+
+    json = ngx_http_malloc_load(body, len, &empty, err);
+
+    if (json == NULL) {
+        return empty ? 0 : -1;
+    }
+
+    rc = 0;
+
+    if (!json_is_null(json)
+        && !(json_is_object(json) && json_object_size(json) == 0))
+    {
+        snprintf(err, NGX_HTTP_MALLOC_ERR_LEN,
+                 "this endpoint takes no body (or {})");
+        rc = -1;
+    }
+
+    json_decref(json);
+
+    return rc;
 }
 
 

@@ -37,6 +37,10 @@ int ngx_http_malloc_parse_active(const unsigned char *body, size_t len,
 int ngx_http_malloc_parse_reset(const unsigned char *body, size_t len,
     int *lg_sample, int *force, char *err);
 
+/* 0 for an empty body, {} or null; -1 with a reason in err otherwise */
+int ngx_http_malloc_parse_empty(const unsigned char *body, size_t len,
+    char *err);
+
 /*
  * Parses a prof_dump body: "name", null, nothing, {} or {"path": ...}.
  * On success returns the name's length (0: no name), copied to name

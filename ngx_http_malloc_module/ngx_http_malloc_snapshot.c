@@ -31,6 +31,9 @@
 /* how long the workers have to dump a snapshot */
 #define NGX_HTTP_MALLOC_SNAP_TIMEOUT  60000
 
+/* how often the worker that took a snapshot looks for the answers */
+#define NGX_HTTP_MALLOC_SNAP_POLL     10
+
 
 typedef struct {
     ngx_http_malloc_main_conf_t   *mmcf;
@@ -53,6 +56,7 @@ static void ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 static void ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
+static void ngx_http_malloc_snapshot_poll(ngx_event_t *ev);
 static void ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_answer_t *answers, ngx_uint_t n, ngx_pool_t *pool,
     ngx_log_t *log);
@@ -78,6 +82,10 @@ static ngx_msec_t  ngx_http_malloc_snap_started;
 static ngx_uint_t  ngx_http_malloc_snap_merging;
 static char        ngx_http_malloc_snap_ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
 static u_char      ngx_http_malloc_snap_tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+
+/* the board stays busy while a snapshot is dumped: look often, free it */
+static ngx_event_t       ngx_http_malloc_snap_ev;
+static ngx_connection_t  ngx_http_malloc_snap_conn;
 
 
 void
@@ -147,11 +155,13 @@ ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_memzero(&ctx, sizeof(ngx_http_malloc_ctx_t));
 
-    /* pprof: hidden dumps, merged into one file once all are in */
+    /*
+     * hidden dumps, merged into one file (pprof) or given their names
+     * (heap) once all are in: a listing never shows half a snapshot
+     */
 
     p = ngx_snprintf(ctx.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     "%s" NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%%p.heap",
-                     mmcf->snapshot->pprof ? "." : "",
+                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%%p.heap",
                      ngx_http_malloc_snap_ts);
     *p = '\0';
 
@@ -175,6 +185,36 @@ ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
                   ngx_http_malloc_snap_ts);
 
     ngx_http_malloc_coord_apply_own(mmcf, log);
+
+    ngx_http_malloc_snap_conn.fd = (ngx_socket_t) -1;
+    ngx_http_malloc_snap_ev.handler = ngx_http_malloc_snapshot_poll;
+    ngx_http_malloc_snap_ev.data = &ngx_http_malloc_snap_conn;
+    ngx_http_malloc_snap_ev.log = ngx_cycle->log;
+    ngx_http_malloc_snap_ev.cancelable = 1;
+
+    ngx_add_timer(&ngx_http_malloc_snap_ev, NGX_HTTP_MALLOC_SNAP_POLL);
+}
+
+
+static void
+ngx_http_malloc_snapshot_poll(ngx_event_t *ev)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_http_malloc_snap_seq == 0 || ngx_http_malloc_snap_merging) {
+        return;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+
+    ngx_http_malloc_snapshot_check(mmcf, ev->log);
+
+    if (ngx_http_malloc_snap_seq != 0 && !ngx_http_malloc_snap_merging
+        && !ngx_exiting)
+    {
+        ngx_add_timer(ev, NGX_HTTP_MALLOC_SNAP_POLL);
+    }
 }
 
 
@@ -190,6 +230,7 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_answer_t  *answers;
     char                       name[NGX_HTTP_MALLOC_NAME_MAX + 1];
     u_char                     path[NGX_MAX_PATH];
+    u_char                     final[NGX_MAX_PATH];
 
     if (ngx_http_malloc_snap_merging) {
         return;
@@ -234,21 +275,34 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
         }
     }
 
-    if (failed && !mmcf->snapshot->pprof) {
-        /* a snapshot is every worker's dump or nothing */
+    for (i = 0; i < n && !mmcf->snapshot->pprof; i++) {
 
-        for (i = 0; i < n; i++) {
-            if (answers[i].answered) {
-                (void) ngx_http_malloc_path_expand(
-                           (char *) ngx_http_malloc_snap_tmpl,
-                           (long) answers[i].slot.pid, name, sizeof(name));
+        if (!answers[i].answered) {
+            continue;
+        }
 
-                p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
-                                 &mmcf->dump_dir->name, name);
-                *p = '\0';
+        /* heap: every worker's dump, named, or nothing */
 
-                (void) unlink((char *) path);
-            }
+        (void) ngx_http_malloc_path_expand((char *) ngx_http_malloc_snap_tmpl,
+                                           (long) answers[i].slot.pid, name,
+                                           sizeof(name));
+
+        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name);
+        *p = '\0';
+
+        if (failed) {
+            (void) unlink((char *) path);
+            continue;
+        }
+
+        p = ngx_snprintf(final, sizeof(final) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name + 1);
+        *p = '\0';
+
+        if (rename((char *) path, (char *) final) == -1) {
+            ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
+                          "rename(\"%s\", \"%s\") failed", path, final);
         }
     }
 

@@ -185,7 +185,9 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
     json_object_set_new(w, "prof_active", json_boolean(slot->prof_active));
     json_object_set_new(w, "lg_prof_sample", json_integer(slot->lg_sample));
     json_object_set_new(w, "sample_bytes",
-                        json_integer((json_int_t) 1 << slot->lg_sample));
+                        slot->lg_sample < 63
+                        ? json_integer((json_int_t) 1 << slot->lg_sample)
+                        : json_null());
 
     for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
         value = (size_t *) ((u_char *) &slot->stats

@@ -1,0 +1,160 @@
+#!/usr/bin/perl
+
+# malloc_snapshot: one worker takes each snapshot while profiling is on,
+# old ones rotate out by count and size, failures are logged once, and a
+# reload keeps the schedule.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use MallocTest qw(poll_until);
+
+$ENV{HOME} = '/tmp';
+
+sub snapshots {
+    my ($t) = @_;
+    return $t->get('/malloc/snapshots')->{json};
+}
+
+sub starts {
+    my ($t) = @_;
+    my @ts = $t->log_text =~ /heap snapshot (\d{8}T\d{6}Z) started/g;
+    return @ts;
+}
+
+my $t = MallocTest->new(workers => 2,
+    http => 'malloc_snapshot interval=1s keep=2 max_size=100k;')->start;
+my $dir = $t->dump_dir;
+
+# nothing while profiling is off
+
+sleep 2;
+my $j = snapshots($t);
+is_deeply($j->{snapshots}, [], 'no snapshot while profiling is off');
+is($j->{schedule}{interval}, 1, 'schedule: interval');
+is($j->{schedule}{keep}, 2, 'schedule: keep');
+is($j->{schedule}{max_size}, 102400, 'schedule: max_size');
+is($j->{schedule}{format}, 'pprof', 'schedule: format');
+is($j->{schedule}{next_in}, undef, 'no next snapshot while off');
+
+$t->post('/malloc/prof_active', 'true');
+$t->get('/t/alloc?mb=8');
+
+ok(poll_until(15, sub { starts($t) >= 4 }), 'snapshots are taken');
+$j = snapshots($t);
+
+my @names = map { $_->{name} } @{$j->{snapshots}};
+ok(@names >= 1 && @names <= 2, 'at most keep=2 snapshots kept: '
+   . scalar @names);
+like($names[0], qr/^snapshot-\d{8}T\d{6}Z\.pb\.gz$/, 'pprof snapshot name');
+is_deeply([sort { $b cmp $a } @names], \@names, 'newest first');
+like($j->{snapshots}[0]{time}, qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+     'time');
+is($j->{snapshots}[0]{path}, "$dir/$names[0]", 'path');
+is($j->{snapshots}[0]{bytes}, -s "$dir/$names[0]", 'bytes');
+
+my %seen;
+my @dup = grep { $seen{$_}++ } starts($t);
+is("@dup", '', 'each snapshot taken by exactly one worker');
+
+# download, and read it without the binary
+
+my $file = $t->prefix . '/snap.pb.gz';
+my $r = $t->get("/malloc/snapshots/$names[0]");
+is($r->{status}, 200, 'download');
+like($r->{headers}{'content-disposition'}, qr/\Q$names[0]\E/, 'file name');
+open my $fh, '>', $file;
+print $fh $r->{content};
+close $fh;
+like(`cd / && go tool pprof -top $file 2>&1`, qr/ngx_http_malloc_test_hold/,
+     'the snapshot is a symbolized profile');
+
+for my $bad ('nope', 'snapshot-..', '.snapshot-x', 'snapshot-x%2Fy') {
+    is($t->get("/malloc/snapshots/$bad")->{status}, 404, "404 for $bad");
+}
+
+# a reload keeps the schedule: no second snapshot for the same second
+
+$t->reload;
+my $before = () = starts($t);
+ok(poll_until(10, sub { starts($t) >= $before + 2 }),
+   'snapshots go on after a reload');
+%seen = ();
+@dup = grep { $seen{$_}++ } starts($t);
+is("@dup", '', 'still one snapshot per time after the reload');
+
+# an unwritable directory: logged once, retried, recovered
+
+chmod 0500, $dir;
+my $count = () = starts($t);
+ok(poll_until(10, sub { starts($t) >= $count + 3 }), 'retried');
+my @failed = $t->log_text =~ /heap snapshot \S+ failed/g;
+is(scalar @failed, 1, 'a failure is logged once');
+chmod 0700, $dir;
+ok(poll_until(10, sub { $t->log_text =~ /heap snapshot \S+ written again/ }),
+   'the recovery is logged');
+
+# profiling off: the schedule stops
+
+ok(poll_until(5, sub {
+    $t->post('/malloc/prof_active', 'false')->{status} == 200
+}), 'profiling off, between snapshots');
+sleep 1;
+$count = () = starts($t);
+sleep 2;
+is(scalar(() = starts($t)), $count, 'no snapshot once profiling is off');
+ok(!grep(/\.tmp$/, glob("$dir/.*")), 'no temporary file left');
+
+$t->no_alerts;
+$t->stop;
+
+# format=heap: one file per worker; max_size bounds the total
+
+$t = MallocTest->new(workers => 2,
+    http => 'malloc_snapshot interval=1s keep=10 format=heap max_size=40k;')
+    ->start;
+$dir = $t->dump_dir;
+$t->post('/malloc/prof_active', 'true');
+$t->get('/t/alloc?mb=8');
+ok(poll_until(15, sub { starts($t) >= 4 }), 'heap snapshots are taken');
+
+# a snapshot in progress gets its names and the retention right after
+poll_until(5, sub {
+    $t->post('/malloc/prof_active', 'false')->{status} == 200
+});
+sleep 2;
+
+$j = snapshots($t);
+my %groups;
+$groups{$_->{time}}++ for @{$j->{snapshots}};
+ok(!grep({ $_ != 2 } values %groups), 'two files, one per worker, each time');
+like($j->{snapshots}[0]{name}, qr/^snapshot-\d{8}T\d{6}Z\.\d+\.heap$/,
+     'heap snapshot name');
+my $total = 0;
+$total += $_->{bytes} for @{$j->{snapshots}};
+ok($total <= 40 * 1024, "max_size keeps the total under 40k: $total");
+ok(keys %groups >= 1, 'and keeps what fits');
+
+my ($ts) = $j->{snapshots}[0]{name} =~ /^(snapshot-\w+)\./;
+like(`jeprof --text /usr/sbin/nginx $dir/$ts.*.heap 2>&1`,
+     qr/Total: .*\n.*ngx_http_malloc_test_hold/,
+     'jeprof reads the workers\' heap snapshots together');
+
+$t->no_alerts;
+$t->stop;
+
+# configuration errors
+
+for my $bad ('interval=0', 'keep=2', 'interval=1s keep=0', 'interval=1s x=1',
+             'interval=1s format=svg', 'interval=1s max_size=big')
+{
+    my $c = MallocTest->new(http => "malloc_snapshot $bad;");
+    my ($rc, $out) = $c->test_conf;
+    isnt($rc, 0, "nginx -t refuses malloc_snapshot $bad");
+}
+
+done_testing;
