@@ -106,6 +106,8 @@ ngx_http_malloc_coord_init_zone(ngx_shm_zone_t *shm_zone, void *data)
     shm->shpool->data = shm->sh;
     shm->shpool->log_nomem = 0;
 
+    shm->sh->lg_sample = -1;
+
     return NGX_OK;
 }
 
@@ -202,6 +204,7 @@ ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
     int                               active;
+    ngx_int_t                         lg;
     ngx_uint_t                        seq, desired;
     ngx_http_malloc_shm_t            *shm;
     ngx_http_malloc_slot_t           *slot;
@@ -218,6 +221,7 @@ ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_generation = shm->sh->generation;
     seq = shm->sh->seq;
     desired = shm->sh->prof_active;
+    lg = shm->sh->lg_sample;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -225,6 +229,11 @@ ngx_http_malloc_coord_init_process(ngx_cycle_t *cycle,
     active = 0;
 
     if (info->state == NGX_HTTP_MALLOC_JE_OK) {
+
+        if (lg >= 0 && ngx_http_malloc_je_reset(lg) != 0) {
+            ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
+                          "mallctl(\"prof.reset\") failed");
+        }
 
         if (desired) {
             if (ngx_http_malloc_je_set_active(1) != 0) {
@@ -447,8 +456,11 @@ ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
                                        &bytes, &before);
 
         if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
-            ngx_log_error(NGX_LOG_ERR, log, err, "heap profiling command "
-                          "%ui failed in this worker", cmd);
+            ngx_log_error(NGX_LOG_ERR, log, err, "heap profiling %s failed "
+                          "in this worker",
+                          cmd == NGX_HTTP_MALLOC_CMD_RESET ? "reset"
+                          : cmd == NGX_HTTP_MALLOC_CMD_PURGE ? "purge"
+                          : "statistics");
         }
     }
 
@@ -815,6 +827,11 @@ ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     shm->sh->arg = ctx->arg;
+
+    if (ctx->cmd == NGX_HTTP_MALLOC_CMD_RESET && ctx->arg >= 0) {
+        /* new workers come up sampling at this rate too */
+        shm->sh->lg_sample = ctx->arg;
+    }
 
     ngx_memcpy(shm->sh->tmpl, ctx->tmpl, NGX_HTTP_MALLOC_TMPL_MAX);
     shm->sh->target = ctx->target;

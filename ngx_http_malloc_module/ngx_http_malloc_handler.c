@@ -515,9 +515,9 @@ ngx_http_malloc_post_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     if (lg >= 0 && lg < NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR && !force) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                    "lg_sample_too_low",
-                   "\"lg_sample\": %d samples every %d bytes on average, "
-                   "which slows nginx down a lot; values below %d need "
-                   "\"force\": true", lg, 1 << lg,
+                   "\"lg_sample\": %d means one sample every %d bytes "
+                   "allocated on average, which slows nginx down a lot; "
+                   "values below %d need \"force\": true", lg, 1 << lg,
                    NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR);
     }
 

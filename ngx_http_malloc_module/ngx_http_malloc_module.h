@@ -133,6 +133,7 @@ typedef struct {
     ngx_uint_t                  cmd;           /* ngx_http_malloc_cmd_e */
     ngx_uint_t                  prof_active;   /* desired state */
     ngx_msec_t                  active_until;  /* 0: no duration */
+    ngx_int_t                   lg_sample;     /* of the last reset, or -1 */
     ngx_int_t                   arg;           /* lg_sample of a reset */
     ngx_uint_t                  busy;
     ngx_msec_t                  busy_until;
@@ -239,6 +240,8 @@ ngx_int_t ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
 
 ngx_int_t ngx_http_malloc_profile_write(char **paths, const char *out,
     char *err, size_t len);
+void ngx_http_malloc_sweep(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
 
 /* ngx_http_malloc_snapshot.c */
 void ngx_http_malloc_snapshot_tick(ngx_http_malloc_main_conf_t *mmcf,

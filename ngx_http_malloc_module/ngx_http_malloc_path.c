@@ -116,6 +116,14 @@ ngx_http_malloc_path_check(const unsigned char *name, size_t len,
         return NGX_HTTP_MALLOC_PATH_DOT;
     }
 
+    if (len >= sizeof(NGX_HTTP_MALLOC_PATH_SNAPSHOT) - 1
+        && memcmp(name, NGX_HTTP_MALLOC_PATH_SNAPSHOT,
+                  sizeof(NGX_HTTP_MALLOC_PATH_SNAPSHOT) - 1)
+           == 0)
+    {
+        return NGX_HTTP_MALLOC_PATH_RESERVED;
+    }
+
     for (i = 0; i < len; i++) {
 
         if (name[i] == '/') {
@@ -215,6 +223,10 @@ ngx_http_malloc_path_strerror(int rc)
 
     case NGX_HTTP_MALLOC_PATH_PERCENT:
         return "\"%\" must be followed by \"p\" (the worker pid) or \"%\"";
+
+    case NGX_HTTP_MALLOC_PATH_RESERVED:
+        return "names starting with \"snapshot-\" belong to malloc_snapshot, "
+               "whose retention deletes them";
 
     case NGX_HTTP_MALLOC_PATH_TOO_LONG:
         return "the file name is longer than 255 bytes once \"%p\" is "

@@ -27,8 +27,13 @@ typedef enum {
     NGX_HTTP_MALLOC_PATH_DOT,
     NGX_HTTP_MALLOC_PATH_DIR,
     NGX_HTTP_MALLOC_PATH_PERCENT,
-    NGX_HTTP_MALLOC_PATH_TOO_LONG
+    NGX_HTTP_MALLOC_PATH_TOO_LONG,
+    NGX_HTTP_MALLOC_PATH_RESERVED
 } ngx_http_malloc_path_rc_e;
+
+
+/* names of scheduled snapshots, which retention deletes */
+#define NGX_HTTP_MALLOC_PATH_SNAPSHOT  "snapshot-"
 
 
 /*

@@ -66,7 +66,6 @@ typedef struct {
 } ngx_http_malloc_resolver_t;
 
 
-static void ngx_http_malloc_profile_sweep(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_profile_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_profile_timer(ngx_event_t *ev);
@@ -215,7 +214,8 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     /* waiting for a busy board counts against the same timeout */
     ctx->deadline = ngx_current_msec + mlcf->timeout;
 
-    ngx_http_malloc_profile_sweep(r);
+    ngx_http_malloc_sweep(ngx_http_get_module_main_conf(r,
+                              ngx_http_malloc_module), r->connection->log);
 
     rc = ngx_http_malloc_profile_post(r, ctx);
 
@@ -228,15 +228,12 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
  * middle of a profile or a dump left behind.
  */
 
-static void
-ngx_http_malloc_profile_sweep(ngx_http_request_t *r)
+void
+ngx_http_malloc_sweep(ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log)
 {
-    DIR                          *dir;
-    struct stat                   st;
-    struct dirent                *de;
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    DIR            *dir;
+    struct stat     st;
+    struct dirent  *de;
 
     dir = opendir((char *) mmcf->dump_dir->name.data);
     if (dir == NULL) {
@@ -246,6 +243,7 @@ ngx_http_malloc_profile_sweep(ngx_http_request_t *r)
     while ((de = readdir(dir)) != NULL) {
 
         if (ngx_strncmp(de->d_name, ".profile-", 9) != 0
+            && ngx_strncmp(de->d_name, ".snapshot-", 10) != 0
             && ngx_strncmp(de->d_name, ".malloc-", 8) != 0)
         {
             continue;
@@ -255,7 +253,7 @@ ngx_http_malloc_profile_sweep(ngx_http_request_t *r)
             && S_ISREG(st.st_mode)
             && st.st_mtime < ngx_time() - NGX_HTTP_MALLOC_STALE)
         {
-            ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+            ngx_log_error(NGX_LOG_INFO, log, 0,
                           "removing stale \"%V/%s\"",
                           &mmcf->dump_dir->name, de->d_name);
 

@@ -29,7 +29,7 @@
 #define NGX_HTTP_MALLOC_SNAP_FILES    4096
 
 /* how long the workers have to dump a snapshot */
-#define NGX_HTTP_MALLOC_SNAP_TIMEOUT  60000
+#define NGX_HTTP_MALLOC_SNAP_TIMEOUT  5000
 
 /* how often the worker that took a snapshot looks for the answers */
 #define NGX_HTTP_MALLOC_SNAP_POLL     10
@@ -122,6 +122,14 @@ ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
     every = mmcf->snapshot->interval;
 
     if (!shm->sh->prof_active) {
+
+        if (shm->sh->snapshot_next != 0) {
+            /* profiling on again starts a fresh interval */
+            ngx_shmtx_lock(&shm->shpool->mutex);
+            shm->sh->snapshot_next = 0;
+            ngx_shmtx_unlock(&shm->shpool->mutex);
+        }
+
         return;
     }
 
@@ -144,6 +152,8 @@ ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_http_malloc_sweep(mmcf, log);
 
     ngx_gmtime(now, &tm);
 
@@ -375,7 +385,7 @@ ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     if (n == 0) {
-        /* the failed snapshot's hidden dumps go with the next sweep */
+        /* a failed snapshot's hidden dumps go with a later sweep */
         ngx_destroy_pool(pool);
         ngx_http_malloc_snap_seq = 0;
         return;
@@ -488,8 +498,8 @@ void
 ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    off_t                         total;
-    ngx_uint_t                    i, n, groups;
+    off_t                         total, group;
+    ngx_uint_t                    i, k, n, groups, drop;
     ngx_pool_t                   *pool;
     ngx_http_malloc_snap_file_t  *files;
     u_char                        path[NGX_MAX_PATH];
@@ -506,34 +516,40 @@ ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
 
     total = 0;
     groups = 0;
+    drop = 0;
 
-    /* newest first; the files of one snapshot are next to each other */
+    /*
+     * newest first; the files of one snapshot are next to each other and
+     * go together: once one snapshot is over a limit, so are older ones
+     */
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i = k) {
 
-        if (i == 0 || ngx_strcmp(files[i].ts, files[i - 1].ts) != 0) {
-            groups++;
+        group = 0;
+
+        for (k = i; k < n && ngx_strcmp(files[k].ts, files[i].ts) == 0; k++) {
+            group += files[k].size;
         }
 
-        total += files[i].size;
+        groups++;
+        total += group;
 
-        if (groups <= mmcf->snapshot->keep
-            && (mmcf->snapshot->max_size == 0
-                || total <= mmcf->snapshot->max_size))
+        if (groups > mmcf->snapshot->keep
+            || (mmcf->snapshot->max_size != 0
+                && total > mmcf->snapshot->max_size))
         {
-            continue;
+            drop = 1;
         }
 
-        (void) ngx_snprintf(path, sizeof(path), "%V/%s%Z",
-                            &mmcf->dump_dir->name, files[i].name);
+        for ( /* void */ ; drop && i < k; i++) {
+            (void) ngx_snprintf(path, sizeof(path), "%V/%s%Z",
+                                &mmcf->dump_dir->name, files[i].name);
 
-        if (unlink((char *) path) == -1 && ngx_errno != NGX_ENOENT) {
-            ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
-                          "unlink(\"%s\") failed", path);
+            if (unlink((char *) path) == -1 && ngx_errno != NGX_ENOENT) {
+                ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
+                              "unlink(\"%s\") failed", path);
+            }
         }
-
-        /* a snapshot over the limit goes whole, whatever its size */
-        groups = mmcf->snapshot->keep + 1;
     }
 
     ngx_destroy_pool(pool);

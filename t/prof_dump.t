@@ -122,7 +122,8 @@ for my $bad ('"../x.heap"', '"a/b.heap"', '".hidden"', '"."', '".."',
              '"/tmp/x.heap"', "\"$dir\"", "\"$dir/\"", "\"${dir}x/a\"",
              "\"$dir/../x\"", '"a\u0000b"', '"a\nb"', '"a\tb"',
              '"a\u007fb"', '"bad%s"', '"trail%"', '"' . ('n' x 250) . '"',
-             '5', 'true', '["a"]', '{"file": "a"}', '{"path": 1}', '"a')
+             '5', 'true', '["a"]', '{"file": "a"}', '{"path": 1}', '"a',
+             '"snapshot-x.heap"')
 {
     $r = $t->post('/malloc/prof_dump', $bad);
     my $shown = length($bad) > 24 ? substr($bad, 0, 24) . '...' : $bad;

@@ -68,6 +68,15 @@ ok(!grep({ !$_->{prof_active} } @{$r->{json}{workers}}),
 $r = $t->post('/malloc/prof_dump', '"after-kill.heap"');
 is($r->{status}, 200, 'dump after respawn');
 
+# a sampling rate set by prof_reset survives a reload and a respawn
+
+is($t->post('/malloc/prof_reset', '{"lg_sample": 14}')->{status}, 200,
+   'lg_sample 14');
+$t->reload;
+is(join(',', map { $_->{lg_prof_sample} }
+        @{$t->get('/malloc/stats')->{json}{workers}}), '14,14',
+   'new workers sample at the reset rate');
+
 $t->no_alerts(qr/exited on signal 9/);
 $t->stop;
 

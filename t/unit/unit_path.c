@@ -219,6 +219,12 @@ test_absolute(void)
     refuse_name("shorter than dir", STR("/tmp/dump"), 0,
                 NGX_HTTP_MALLOC_PATH_OUTSIDE);
     refuse_name("root", STR("/"), 0, NGX_HTTP_MALLOC_PATH_OUTSIDE);
+    refuse_name("snapshot name", STR("snapshot-1.heap"), 0,
+                NGX_HTTP_MALLOC_PATH_RESERVED);
+    refuse_name("snapshot name, absolute", STR(DUMP_DIR "/snapshot-x"), 1,
+                NGX_HTTP_MALLOC_PATH_RESERVED);
+    accept_name("snapshot as a suffix", STR("my-snapshot-1"), 0,
+                "my-snapshot-1");
 
     /* malloc_dump_dir / keeps its only slash */
 
