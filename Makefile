@@ -3,6 +3,7 @@
 #   make          build build/ngx_http_malloc_module.so
 #   make test     install what is missing, build, run every test
 #   make demo     build and run a real nginx on jemalloc with the module
+#   make bench    measure on this machine, rewrite docs/benchmarks.md
 
 SHELL     := /bin/bash
 NGX_SRC   ?= /usr/share/nginx/src
@@ -25,9 +26,12 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
-	         libclang-rt-14-dev golang-go
+	         libclang-rt-14-dev golang-go prometheus
+# for make bench's plot only: four small packages
+BENCH_PKGS := gnuplot-nox
 
-.PHONY: all deps test unit fuzz fuzz-smoke demo clean
+.PHONY: all deps test unit fuzz fuzz-smoke demo clean bench bench-quick \
+        bench-deps
 
 all: $(MODULE)
 
@@ -86,6 +90,25 @@ test: deps $(MODULE) $(UNIT) fuzz-smoke
 
 demo: deps $(MODULE)
 	sh t/demo.sh
+
+bench-deps:
+	@sh .ci/deps.sh $(BENCH_PKGS)
+
+# no sanitizers: it measures the symbolizer
+$(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
+	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_symbol.c \
+	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+
+# about 4 minutes on 2 cores; bench-quick about 1 minute, into build/
+bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
+	perl bench/bench.pl
+
+bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
+	perl bench/bench.pl --quick
 
 clean:
 	rm -rf $(BUILD)
