@@ -43,6 +43,7 @@ static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_check_name(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, ngx_int_t *sent);
+static off_t ngx_http_malloc_dump_used(ngx_http_malloc_main_conf_t *mmcf);
 static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_uint_t active);
 static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
@@ -586,9 +587,24 @@ static ngx_int_t
 ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_int_t *sent)
 {
-    ngx_int_t                  rc;
-    ngx_uint_t                 i, n;
-    ngx_http_malloc_answer_t  *answers;
+    off_t                         used;
+    ngx_int_t                     rc;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_answer_t     *answers;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    used = ngx_http_malloc_dump_used(mmcf);
+
+    if (mmcf->dump_max_size != 0 && used >= mmcf->dump_max_size) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_INSUFFICIENT_STORAGE,
+                    "dump_dir_full",
+                    "malloc_dump_dir \"%V\" holds %O bytes, its max_size "
+                    "is %O: remove old dumps first",
+                    &mmcf->dump_dir->name, used, mmcf->dump_max_size);
+        return NGX_DECLINED;
+    }
 
     answers = ngx_http_malloc_answers(r, 0, &n);
     if (answers == NULL) {
@@ -610,6 +626,37 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     }
 
     return NGX_OK;
+}
+
+
+/* bytes in the regular files of the dump directory */
+
+static off_t
+ngx_http_malloc_dump_used(ngx_http_malloc_main_conf_t *mmcf)
+{
+    DIR            *dir;
+    off_t           used;
+    struct stat     st;
+    struct dirent  *de;
+
+    used = 0;
+
+    dir = opendir((char *) mmcf->dump_dir->name.data);
+    if (dir == NULL) {
+        return 0;
+    }
+
+    while ((de = readdir(dir)) != NULL) {
+        if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISREG(st.st_mode))
+        {
+            used += st.st_size;
+        }
+    }
+
+    (void) closedir(dir);
+
+    return used;
 }
 
 

@@ -40,7 +40,7 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
       NULL },
 
     { ngx_string("malloc_dump_dir"),
-      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
       ngx_http_malloc_dump_dir,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
@@ -109,6 +109,8 @@ ngx_http_malloc_create_main_conf(ngx_conf_t *cf)
      *     mmcf->admin = 0;
      */
 
+    mmcf->dump_max_size = NGX_CONF_UNSET;
+
     return mmcf;
 }
 
@@ -128,6 +130,11 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
     u_char      *p, *last;
     ngx_str_t    temp;
     ngx_path_t  *path;
+
+    /* repeated dumps must not fill the disk: 2 GiB unless told */
+    if (mmcf->dump_max_size == NGX_CONF_UNSET) {
+        mmcf->dump_max_size = (off_t) 2 * 1024 * 1024 * 1024;
+    }
 
     if (mmcf->dump_dir != NULL) {
         return NGX_CONF_OK;
@@ -286,7 +293,7 @@ ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_malloc_main_conf_t *mmcf = conf;
 
-    ngx_str_t   *value;
+    ngx_str_t   *value, s;
     ngx_path_t  *path;
 
     if (mmcf->dump_dir != NULL) {
@@ -294,6 +301,25 @@ ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
+
+    if (cf->args->nelts == 3) {
+        if (ngx_strncmp(value[2].data, "max_size=", 9) != 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": expected "
+                               "max_size=size", &value[2]);
+            return NGX_CONF_ERROR;
+        }
+
+        s.data = value[2].data + 9;
+        s.len = value[2].len - 9;
+
+        mmcf->dump_max_size = ngx_parse_offset(&s);
+        if (mmcf->dump_max_size == NGX_ERROR) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid max_size \"%V\"", &value[2]);
+            return NGX_CONF_ERROR;
+        }
+    }
 
     path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
     if (path == NULL) {

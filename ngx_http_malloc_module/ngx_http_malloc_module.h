@@ -84,6 +84,7 @@ typedef struct {
 
 typedef struct {
     ngx_path_t                       *dump_dir;
+    off_t                             dump_max_size; /* 0: no limit */
     ngx_http_malloc_snapshot_conf_t  *snapshot;      /* NULL: none */
     ngx_shm_zone_t                   *shm_zone;
     ngx_fd_t                         *wake;          /* an eventfd per

@@ -162,6 +162,27 @@ like(join("\n", $t->log_lines(qr/\[notice\]/)),
 $t->no_alerts;
 $t->stop;
 
+# a cap on what the directory may hold: 507 once it is reached
+
+$t = MallocTest->new(workers => 2, dump_dir => 0,
+    http => 'malloc_dump_dir %%PREFIX%%/dumps max_size=15k;')->start;
+$dir = $t->dump_dir;
+$r = $t->post('/malloc/prof_dump', '"one.heap"');
+is($r->{status}, 200, 'a dump under the cap');
+$r = $t->post('/malloc/prof_dump', '"two.heap"');
+is($r->{status}, 507, 'the cap reached: 507');
+is($r->{json}{error}{code}, 'dump_dir_full', 'dump_dir_full');
+like($r->{json}{error}{text}, qr/max_size is 15360/, 'names the cap');
+ok(!glob("$dir/two.*"), 'nothing written');
+unlink glob("$dir/one.*");
+is($t->post('/malloc/prof_dump', '"three.heap"')->{status}, 200,
+   'room again once old dumps are gone');
+$t->stop;
+
+my ($rc, $out) = MallocTest->new(dump_dir => 0,
+    http => 'malloc_dump_dir %%PREFIX%%/d max_size=lots;')->test_conf;
+like($out, qr/invalid max_size "max_size=lots"/, 'bad max_size');
+
 # one worker: no pid is added
 
 $t = MallocTest->new(workers => 1)->start;
