@@ -198,7 +198,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_accepted(name, len, multi, out, rc, out_size);
 
     } else {
-        check(rc >= -NGX_HTTP_MALLOC_PATH_TOO_LONG, "a known refusal code");
+        check(rc >= -NGX_HTTP_MALLOC_PATH_RESERVED, "a known refusal code");
         check(ngx_http_malloc_path_strerror(rc) != NULL, "a refusal message");
     }
 

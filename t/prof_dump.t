@@ -179,7 +179,7 @@ is($t->post('/malloc/prof_dump', '"three.heap"')->{status}, 200,
    'room again once old dumps are gone');
 $t->stop;
 
-my ($rc, $out) = MallocTest->new(dump_dir => 0,
+(my $rc, $out) = MallocTest->new(dump_dir => 0,
     http => 'malloc_dump_dir %%PREFIX%%/d max_size=lots;')->test_conf;
 like($out, qr/invalid max_size "max_size=lots"/, 'bad max_size');
 
