@@ -28,6 +28,7 @@ static void ngx_http_malloc_coord_woken(ngx_event_t *ev);
 static void ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf);
 static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_coord_name(u_char *tmpl, char *name);
 static ngx_int_t ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf,
     u_char *tmpl, ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_coord_run(ngx_http_malloc_main_conf_t *mmcf,
@@ -515,12 +516,7 @@ ngx_http_malloc_coord_stats_file(ngx_http_malloc_main_conf_t *mmcf,
     struct stat  st;
     char         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
-    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
-
-    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
-                                    sizeof(name))
-        < 0)
-    {
+    if (ngx_http_malloc_coord_name(tmpl, name) != NGX_OK) {
         *err = NGX_ENAMETOOLONG;
         return NGX_HTTP_MALLOC_RC_STATS;
     }
@@ -672,12 +668,7 @@ ngx_http_malloc_coord_dump_post(ngx_http_malloc_main_conf_t *mmcf,
 
     dt = ngx_http_malloc_dump_task->ctx;
 
-    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
-
-    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, dt->name,
-                                    sizeof(dt->name))
-        < 0)
-    {
+    if (ngx_http_malloc_coord_name(tmpl, dt->name) != NGX_OK) {
         return NGX_DECLINED;
     }
 
@@ -759,6 +750,24 @@ ngx_http_malloc_coord_dump_done(ngx_event_t *ev)
 #endif
 
 
+/* this worker's file name from the board's template ("%p": its pid) */
+
+static ngx_int_t
+ngx_http_malloc_coord_name(u_char *tmpl, char *name)
+{
+    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
+                                    NGX_HTTP_MALLOC_NAME_MAX + 1)
+        < 0)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
 static ngx_int_t
 ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl,
     ngx_uint_t seq, off_t *bytes, int *err, ngx_log_t *log)
@@ -766,12 +775,7 @@ ngx_http_malloc_coord_dump(ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl,
     ngx_int_t  rc;
     char       name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
-    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
-
-    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
-                                    sizeof(name))
-        < 0)
-    {
+    if (ngx_http_malloc_coord_name(tmpl, name) != NGX_OK) {
         *err = NGX_ENAMETOOLONG;
         return NGX_HTTP_MALLOC_DUMP_CREATE;
     }

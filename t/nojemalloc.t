@@ -13,6 +13,19 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use MallocTest;
 
+# a static file of every byte value, bigger than nginx's output buffers
+my $blob = join '', map { chr(($_ * 7 + ($_ >> 8)) % 256) } 0 .. 300_000;
+
+sub with_static {
+    my ($t) = @_;
+    mkdir $t->prefix . '/html';
+    open my $fh, '>:raw', $t->prefix . '/html/blob.bin' or die $!;
+    print $fh $blob;
+    close $fh;
+    $t->{server} = 'location = /blob.bin { root %%PREFIX%%/html; }';
+    return $t;
+}
+
 sub check_all {
     my ($t, $code, $fix, $what) = @_;
 
@@ -34,12 +47,41 @@ sub check_all {
         my $ok = $t->get('/');
         is($ok->{status}, 200, "$what: traffic served") if $_ == 1;
     }
+    # the endpoints that need the heap answer the same 503; snapshots only
+    # lists the directory, and the symbol service and cmdline read the
+    # worker's own mappings: those work without jemalloc
+
+    for my $ep (qw(pprof/heap heap pprof/heap.pb.gz stats metrics)) {
+        my $r = $t->get("/malloc/$ep");
+        is($r->{status}, 503, "$what: 503 for GET $ep");
+        is($r->{json}{error}{code}, $code, "$what: $ep code $code");
+    }
+    for my $ep (qw(prof_reset purge)) {
+        my $r = $t->post("/malloc/$ep", '');
+        is($r->{status}, 503, "$what: 503 for POST $ep");
+        is($r->{json}{error}{code}, $code, "$what: $ep code $code");
+    }
+    $r = $t->get('/malloc/snapshots');
+    is($r->{status}, 200, "$what: snapshots lists the directory");
+    is_deeply($r->{json}{snapshots}, [], "$what: no snapshots");
+    is($t->get('/malloc/snapshots/snapshot-x')->{status}, 404,
+       "$what: no snapshot to download");
+    is($t->get('/malloc/pprof/cmdline')->{status}, 200, "$what: cmdline");
+
+    # static traffic is byte for byte what it is with the allocator in use
+    my $same = grep {
+        my $b = $t->get('/blob.bin');
+        $b->{status} == 200 && $b->{content} eq $blob;
+    } 1 .. 5;
+    is($same, 5, "$what: static file byte-identical");
+
     ok(!glob($t->dump_dir . '/*'), "$what: no dump written");
 }
 
 # glibc malloc
 
-my $t = MallocTest->new(jemalloc => 0, malloc_conf => undef)->start;
+my $t = with_static(MallocTest->new(jemalloc => 0, malloc_conf => undef))
+    ->start;
 check_all($t, 'jemalloc_not_found',
           qr{LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc\.so\.2.*MALLOC_CONF=prof:true},
           'glibc');
@@ -51,12 +93,21 @@ $t->stop;
 
 # jemalloc without prof:true
 
-$t = MallocTest->new(malloc_conf => undef)->start;
+$t = with_static(MallocTest->new(malloc_conf => undef))->start;
 check_all($t, 'prof_not_enabled', qr/MALLOC_CONF=prof:true,prof_active:false/,
           'opt.prof false');
 $j = $t->get('/malloc/')->{json}{jemalloc};
 ok($j->{found} && $j->{allocator}, 'jemalloc found and is the allocator');
 ok($j->{config_prof} && !$j->{opt_prof}, 'config.prof on, opt.prof off');
+$t->no_alerts;
+$t->stop;
+
+# the same file from nginx on jemalloc, profiling on
+
+$t = with_static(MallocTest->new)->start;
+is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
+my $same = grep { $t->get('/blob.bin')->{content} eq $blob } 1 .. 5;
+is($same, 5, 'profiling: static file byte-identical');
 $t->no_alerts;
 $t->stop;
 
