@@ -241,8 +241,7 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
             return ngx_http_malloc_profile_cmdline(r);
 
         case NGX_HTTP_MALLOC_EP_SNAPSHOTS:
-            ep.len = 0;
-            return ngx_http_malloc_snapshot_get(r, &ep);
+            return ngx_http_malloc_snapshot_get(r, NULL);
 
         case NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE:
             ep.data += sizeof("snapshots/") - 1;

@@ -959,8 +959,10 @@ ngx_http_malloc_profile_lookup(ngx_http_malloc_profile_t *pf)
         if (p == start || (p < last && *p != '+' && *p != '\n'
                            && *p != '\r' && *p != ' '))
         {
-            /* not an address: skip to the next one */
-            while (p < last && *p != '+') {
+            /* not an address: skip to the next separator */
+            while (p < last && *p != '+' && *p != ' ' && *p != '\n'
+                   && *p != '\r')
+            {
                 p++;
             }
 

@@ -632,12 +632,12 @@ ngx_http_malloc_snapshot_cmp(const void *one, const void *two)
 }
 
 
-/* GET snapshots lists them; GET snapshots/<name> downloads one */
+/* GET snapshots (name NULL) lists them; GET snapshots/<name> downloads */
 
 ngx_int_t
 ngx_http_malloc_snapshot_get(ngx_http_request_t *r, ngx_str_t *name)
 {
-    if (name->len == 0) {
+    if (name == NULL) {
         return ngx_http_malloc_snapshot_index(r);
     }
 
