@@ -1,0 +1,921 @@
+#!/usr/bin/perl
+
+# make bench: measures the module on this machine and rewrites
+# docs/benchmarks.md (with --quick: build/benchmarks-quick.md).
+#
+#     perl bench/bench.pl [--quick] [--out FILE]
+#
+# One sub per measurement, each returning a section of the document; the
+# list @BENCHES at the end says which run, in order.  Comparisons are runs
+# alternated side by side in one invocation (A B A B ...), reported as
+# min/median/max and the median of the per-pair ratios; nothing here is a
+# test and nothing asserts a time.
+#
+# Every nginx runs with one worker, on jemalloc, through t/lib/MallocTest.pm,
+# with the test-only module's /t/alloc to build the heap being profiled.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/../t/lib";
+
+use Cwd qw(abs_path);
+use Getopt::Long;
+use IO::Socket::INET;
+use POSIX qw(_exit strftime);
+use Time::HiRes qw(sleep time);
+
+use MallocTest;
+
+$| = 1;
+
+# an interrupted run stops its nginx (the harness's DESTROY) on the way out
+$SIG{INT} = $SIG{TERM} = sub { die "bench: interrupted\n" };
+
+my $ROOT = abs_path("$FindBin::Bin/..");
+my $NGINX = $MallocTest::NGINX;
+
+my %opt = (quick => 0, out => undef);
+GetOptions('quick' => \$opt{quick}, 'out=s' => \$opt{out})
+    or die "usage: $0 [--quick] [--out FILE]\n";
+
+$opt{out} //= $opt{quick} ? "$ROOT/build/benchmarks-quick.md"
+                          : "$ROOT/docs/benchmarks.md";
+
+# the sizes of the run: full for the document, quick for a look
+my $QUICK_STACKS = 5000;
+my %RUN = $opt{quick}
+    ? (big_stacks => $QUICK_STACKS, serve_pairs_normal => 5,
+       serve_pairs_big => 5, stall_pairs => 5,
+       stall_window_normal => 0.7, stall_window_big => 1,
+       rss_profiles => 100, symbol_runs => 5, format_rounds => 5)
+    : (big_stacks => 50000, serve_pairs_normal => 10, serve_pairs_big => 5,
+       stall_pairs => 5, stall_window_normal => 2, stall_window_big => 3,
+       rss_profiles => 100, symbol_runs => 5, format_rounds => 5);
+
+# the two heaps profiled
+my %HEAP = (
+    normal => {
+        title => 'normal heap',
+        # default sampling (one sample per 512 KiB on average)
+        malloc_conf => 'prof:true,prof_active:true',
+        # 300 blocks of 1 MiB from 300 distinct stacks, each sampled with
+        # probability 1 - e^-2, and 64 MiB from one function
+        alloc => '/t/alloc?stacks=300&size=1048576&mb=64',
+        traffic => 1,
+    },
+    big => {
+        title => "$RUN{big_stacks} stacks",
+        malloc_conf => 'prof:true,prof_active:true,lg_prof_sample:0',
+        alloc => "/t/alloc?stacks=$RUN{big_stacks}&size=64",
+        traffic => 0,
+    },
+);
+
+my $STATIC = '/static/probe.txt';
+my $T0 = time();
+
+print "bench: writing $opt{out}" . ($opt{quick} ? ' (quick)' : '') . "\n";
+
+
+# ---- statistics ----------------------------------------------------------
+
+sub sorted { sort { $a <=> $b } @_ }
+
+sub pct {
+    my ($q, @v) = @_;
+    @v = sorted(@v);
+    return undef unless @v;
+    my $i = int($q * @v + 0.999999) - 1;
+    $i = 0 if $i < 0;
+    $i = $#v if $i > $#v;
+    return $v[$i];
+}
+
+sub median {
+    my @v = sorted(@_);
+    return undef unless @v;
+    return @v % 2 ? $v[$#v / 2] : ($v[@v / 2 - 1] + $v[@v / 2]) / 2;
+}
+
+sub mmm {
+    my @v = sorted(@_);
+    return ($v[0], median(@v), $v[-1]);
+}
+
+sub ms { sprintf('%.' . ($_[0] < 10 ? 2 : $_[0] < 100 ? 1 : 0) . 'f', $_[0]) }
+
+sub mmm_ms { join(' / ', map { ms($_ * 1e3) } mmm(@_)) }
+
+sub bytes {
+    my ($n) = @_;
+    return sprintf('%.1f MB', $n / 1e6) if $n >= 1e6;
+    return sprintf('%.1f kB', $n / 1e3) if $n >= 1e3;
+    return "$n B";
+}
+
+
+# ---- plumbing ------------------------------------------------------------
+
+sub slurp {
+    my ($path) = @_;
+    open my $fh, '<', $path or return '';
+    local $/;
+    return <$fh> // '';
+}
+
+sub spew {
+    my ($path, $text) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    print $fh $text;
+    close $fh;
+}
+
+sub cmd_out {
+    my ($cmd) = @_;
+    my $out = `$cmd 2>&1` // '';
+    chomp $out;
+    return $out;
+}
+
+# one HTTP/1.0 GET on a new connection: (status, body, seconds)
+sub fetch {
+    my ($port, $path, $timeout) = @_;
+    $timeout //= 60;
+    my $t0 = time();
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+                                  Proto => 'tcp', Timeout => 5)
+        or return (599, "connect: $!", time() - $t0);
+    syswrite($s, "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n");
+    my $text = '';
+    my $rin = '';
+    vec($rin, fileno($s), 1) = 1;
+    my $end = $t0 + $timeout;
+    while (1) {
+        my $left = $end - time();
+        last if $left <= 0;
+        my $rout = $rin;
+        last unless select($rout, undef, undef, $left);
+        my $n = sysread($s, $text, 262144, length $text);
+        last unless $n;
+    }
+    my $dt = time() - $t0;
+    close $s;
+    my ($head, $body) = split /\r\n\r\n/, $text, 2;
+    my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
+    return ($status // 599, $body // '', $dt);
+}
+
+sub proc_status {
+    my ($pid) = @_;
+    my %kb;
+    for (split /\n/, slurp("/proc/$pid/status")) {
+        $kb{$1} = $2 if /^(VmRSS|RssAnon|RssFile|RssShmem|Threads):\s+(\d+)/;
+    }
+    return \%kb;
+}
+
+# a started nginx, one worker, holding the heap "kind"
+sub server {
+    my ($kind) = @_;
+    my $h = $HEAP{$kind};
+
+    my $t = MallocTest->new(
+        workers => 1,
+        malloc_conf => $h->{malloc_conf},
+        server => "location /static/ { alias %%PREFIX%%/html/; "
+                  . "access_log off; }",
+    );
+    mkdir $t->prefix . '/html';
+    chmod 0755, $t->prefix . '/html';
+    spew($t->prefix . "/html/probe.txt", "x" x 512 . "\n");
+    $t->start;
+
+    my ($pid) = $t->worker_pids;
+    $t->{bench_pid} = $pid;
+    $t->{bench_idle} = proc_status($pid);
+
+    my ($st, $body) = fetch($t->port, $h->{alloc}, 120);
+    die "$h->{alloc}: $st $body" unless $st == 200;
+
+    if ($h->{traffic}) {
+        # static traffic, keep-alive and not, through nginx's usual paths
+        if (`sh -c 'command -v wrk'`) {
+            system("wrk -t1 -c16 -d1s http://127.0.0.1:" . $t->port
+                   . "$STATIC > /dev/null 2>&1");
+        }
+        fetch($t->port, $STATIC) for 1 .. 500;
+    }
+
+    return $t;
+}
+
+sub stacks_in {
+    my ($heap) = @_;
+    my $n = () = $heap =~ /^@/mg;
+    return $n;
+}
+
+
+# ---- 0. the machine --------------------------------------------------------
+
+my %machine;
+
+sub bench_machine {
+    my $cpu = slurp('/proc/cpuinfo') =~ /^model name\s*:\s*(.*)$/m ? $1 : '?';
+    my $mem = slurp('/proc/meminfo') =~ /^MemTotal:\s*(\d+)/m ? $1 : 0;
+    my $git = cmd_out("git -C $ROOT rev-parse --short HEAD");
+    $git .= ' (the module\'s sources have uncommitted changes)'
+        if cmd_out("git -C $ROOT status --porcelain -- config "
+                   . "ngx_http_malloc_module t/testmod") ne '';
+
+    %machine = (
+        date => strftime('%Y-%m-%d %H:%M UTC', gmtime),
+        nproc => cmd_out('nproc'),
+        cpu => $cpu,
+        mem => sprintf('%.1f GiB', $mem / 1024 / 1024),
+        kernel => cmd_out('uname -sr'),
+        nginx => cmd_out("$NGINX -v") =~ s/^nginx version: //r,
+        jemalloc => cmd_out("dpkg-query -W -f='\${Version}' libjemalloc2"),
+        jeprof => (cmd_out('jeprof --version') =~ /(jemalloc [^\s)]+)/)[0] // '?',
+        load => (split ' ', slurp('/proc/loadavg'))[0],
+        git => $git,
+    );
+
+    return <<"EOF";
+## Machine
+
+| | |
+|---|---|
+| CPUs (nproc) | $machine{nproc} |
+| CPU | $machine{cpu} |
+| memory | $machine{mem} |
+| kernel | $machine{kernel} |
+| nginx | $machine{nginx} (Debian), one worker |
+| jemalloc | $machine{jemalloc} (Debian libjemalloc2; jeprof from $machine{jeprof}) |
+| module | git $machine{git} |
+| load average (1 min) before the run / after | $machine{load} / %%LOAD_AFTER%% |
+| date | $machine{date} |
+
+Clients (the probe, the second client, jeprof) share the CPUs with nginx,
+and so does anything else the machine runs meanwhile: the load average
+says how busy it was.
+EOF
+}
+
+
+# ---- 1 and 2. profile serving vs jeprof; sizes of the formats --------------
+
+my %serve;      # kind => results, shared by the serving and size sections
+
+sub serve_heap {
+    my ($kind) = @_;
+    my $h = $HEAP{$kind};
+    my $pairs = $RUN{"serve_pairs_$kind"};
+
+    print "  $h->{title}: starting nginx\n";
+    my $t = server($kind);
+    my $port = $t->port;
+    my $dir = $t->prefix;
+
+    # the heap_v2 dump jeprof reads: the same merged dump GET heap serves
+    my ($st, $heap) = fetch($port, '/malloc/heap');
+    die "GET heap: $st" unless $st == 200;
+    spew("$dir/nginx.heap", $heap);
+
+    my %r = (title => $h->{title}, stacks => stacks_in($heap));
+
+    # sizes and serving times of the three formats, round robin
+    my @formats = qw(heap pprof/heap pprof/heap.pb.gz);
+    for my $round (1 .. $RUN{format_rounds}) {
+        for my $f (@formats) {
+            my ($s, $body, $dt) = fetch($port, "/malloc/$f");
+            die "GET $f: $s" unless $s == 200;
+            push @{ $r{size}{$f} }, length $body;
+            push @{ $r{time}{$f} }, $dt;
+        }
+    }
+
+    # does jeprof --raw work on a file?
+    system("jeprof --raw $NGINX $dir/nginx.heap > $dir/raw.out "
+           . "2> $dir/raw.err");
+    my $raw_ok = $? == 0 && -s "$dir/raw.out";
+    $r{raw_error} = $raw_ok ? undef
+        : (grep { !/^Using local file/ } split /\n/, slurp("$dir/raw.err"))[-1]
+          // "exit status $?";
+
+    my @jeprof = ('text');
+    push @jeprof, 'raw' if $raw_ok;
+
+    # A B A B ...: the served profile, then jeprof on the same dump
+    for my $i (1 .. $pairs) {
+        my ($s, $body, $dt) = fetch($port, '/malloc/pprof/heap.pb.gz', 120);
+        die "GET pprof/heap.pb.gz: $s" unless $s == 200
+                                              && substr($body, 0, 2) eq "\x1f\x8b";
+        push @{ $r{pb} }, $dt;
+
+        for my $mode (@jeprof) {
+            my $t0 = time();
+            system("jeprof --$mode $NGINX $dir/nginx.heap "
+                   . "> $dir/jeprof.out 2> $dir/jeprof.err");
+            my $jt = time() - $t0;
+            die "jeprof --$mode failed: " . slurp("$dir/jeprof.err")
+                if $? != 0;
+            die "jeprof --text printed no total"
+                if $mode eq 'text' && slurp("$dir/jeprof.out") !~ /^Total:/m;
+            push @{ $r{"jeprof_$mode"} }, $jt;
+            push @{ $r{"ratio_$mode"} }, $jt / $dt;
+        }
+
+        printf "  %s pair %d: pb.gz %.1f ms, jeprof --text %.0f ms\n",
+               $h->{title}, $i, $dt * 1e3, $r{jeprof_text}[-1] * 1e3;
+    }
+
+    $r{pairs} = $pairs;
+    $r{alerts} = [grep { /\[(alert|crit|emerg)\]/ }
+                  split /\n/, $t->log_text];
+    $t->stop;
+
+    return \%r;
+}
+
+sub bench_serving {
+    $serve{$_} = serve_heap($_) for qw(normal big);
+
+    my $text = <<"EOF";
+## 1. Serving a profile vs jeprof
+
+Wall time of `GET <loc>/pprof/heap.pb.gz` (dump by every worker, read back,
+merge, symbolize in the process, encode and gzip profile.proto; measured by
+the client, connection included) against `jeprof --text /usr/sbin/nginx
+nginx.heap` on the heap_v2 dump fetched once from `GET <loc>/heap` for the
+same heap. Runs alternate A B A B; ratio = jeprof / pb.gz of each pair.
+
+| heap | stacks in the profile | pairs | pprof/heap.pb.gz ms (min / median / max) | jeprof --text ms (min / median / max) | median ratio | target >= 10x |
+|---|---|---|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal big)) {
+        my $r = $serve{$kind};
+        my $ratio = median(@{ $r->{ratio_text} });
+        $text .= sprintf("| %s | %d | %d | %s | %s | %.0fx | %s |\n",
+            $r->{title}, $r->{stacks}, $r->{pairs}, mmm_ms(@{ $r->{pb} }),
+            mmm_ms(@{ $r->{jeprof_text} }), $ratio,
+            $ratio >= 10 ? 'met' : '**missed**');
+    }
+
+    for my $kind (qw(normal big)) {
+        my $r = $serve{$kind};
+        next unless $r->{jeprof_raw};
+        $text .= sprintf("\njeprof --raw, %s: %s ms, median ratio %.0fx\n",
+            $r->{title}, mmm_ms(@{ $r->{jeprof_raw} }),
+            median(@{ $r->{ratio_raw} }));
+    }
+
+    for my $kind (qw(normal big)) {
+        my @a = @{ $serve{$kind}{alerts} };
+        next unless @a;
+        $text .= "\n**error.log of the $serve{$kind}{title} run had "
+               . scalar(@a) . " alert/crit lines**, the first: `$a[0]`\n";
+        print "bench: $serve{$kind}{title}: alerts in error.log: $a[0]\n";
+    }
+
+    my ($err) = grep { defined } map { $serve{$_}{raw_error} } qw(normal big);
+    $text .= "\n`jeprof --raw` does not work on a file, so it is not "
+           . "compared: it says \"$err\".\n" if defined $err;
+
+    $text .= <<"EOF";
+
+The normal heap uses jemalloc's default sampling (one sample per 512 KiB
+allocated, on average): 64 MiB held by one function, 300 blocks of 1 MiB
+from 300 distinct call stacks (each sampled with probability 1 - e^-2), and
+static traffic; this gives a few hundred stacks, like a busy nginx with
+many modules. The big heap samples every allocation (`lg_prof_sample:0`)
+and holds $RUN{big_stacks} blocks of 64 bytes from as many distinct stacks.
+EOF
+
+    return $text;
+}
+
+sub bench_sizes {
+    my $text = <<"EOF";
+## 2. Size of each format
+
+Bytes of each response for the heaps of section 1, and the wall time to
+serve it ($RUN{format_rounds} rounds, the three formats in turn).
+
+| heap | format | bytes | ms (min / median / max) |
+|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal big)) {
+        my $r = $serve{$kind};
+        for my $f (qw(heap pprof/heap pprof/heap.pb.gz)) {
+            $text .= sprintf("| %s | `%s` | %s (%s) | %s |\n", $r->{title}, $f,
+                median(@{ $r->{size}{$f} }), bytes(median(@{ $r->{size}{$f} })),
+                mmm_ms(@{ $r->{time}{$f} }));
+        }
+    }
+
+    return $text;
+}
+
+
+# ---- 3. the stall seen by other connections of the serving worker --------
+
+my %stall;
+
+# the arms of the stall measurement: what a second client does meanwhile
+my @ARMS = (
+    [alone => undef, 'the probe alone'],
+    [profile => '/malloc/pprof/heap.pb.gz',
+     'beside a client fetching pprof/heap.pb.gz back to back'],
+    [static => $STATIC,
+     'beside a client fetching the static file back to back (control)'],
+);
+
+# sequential GETs of the static file, a new connection each, until $end
+sub probe {
+    my ($port, $end) = @_;
+    my @lat;
+    my $errors = 0;
+    while (time() < $end) {
+        my ($st, $body, $dt) = fetch($port, $STATIC, 10);
+        if ($st == 200) {
+            push @lat, $dt;
+        } else {
+            $errors++;
+        }
+    }
+    return (\@lat, $errors);
+}
+
+# a child fetching $path back to back until $end; returns its pid and a
+# pipe on which it reports one fetch time a line (-1: failed)
+sub fetcher {
+    my ($port, $path, $end) = @_;
+    pipe(my $rd, my $wr) or die "pipe: $!";
+    my $pid = fork() // die "fork: $!";
+    if ($pid == 0) {
+        close $rd;
+        my $out = '';
+        while (time() < $end) {
+            my ($st, $body, $dt) = fetch($port, $path, $end + 30 - time());
+            $out .= ($st == 200 ? $dt : -1) . "\n";
+        }
+        syswrite($wr, $out);
+        close $wr;
+        # not exit(): the harness object must not stop nginx from here
+        _exit(0);
+    }
+    close $wr;
+    return ($pid, $rd);
+}
+
+# CPU time, ns, of the worker's event loop (its main thread) and of the
+# other threads (nginx's thread pool), from schedstat
+sub worker_cpu {
+    my ($pid) = @_;
+    my ($main, $pool) = (0, 0);
+    opendir my $d, "/proc/$pid/task" or return (0, 0);
+    for my $tid (grep { /^\d+$/ } readdir $d) {
+        my ($ns) = split ' ', slurp("/proc/$pid/task/$tid/schedstat");
+        next unless defined $ns;
+        if ($tid == $pid) {
+            $main = $ns;
+        } else {
+            $pool += $ns;
+        }
+    }
+    return ($main, $pool);
+}
+
+sub stall_heap {
+    my ($kind) = @_;
+    my $h = $HEAP{$kind};
+    my $window = $RUN{"stall_window_$kind"};
+
+    print "  $h->{title}: starting nginx\n";
+    my $t = server($kind);
+    my $port = $t->port;
+    my $pid = $t->{bench_pid};
+
+    # the symbol cache and the thread pool warm, as in a served worker
+    fetch($port, '/malloc/pprof/heap.pb.gz', 120);
+
+    my %r = (title => $h->{title}, window => $window,
+             pairs => $RUN{stall_pairs}, errors => 0);
+
+    # what one request costs the event loop and the pool, alternated
+    my $n = $kind eq 'normal' ? 20 : 3;
+    for my $i (1 .. 5) {
+        for my $path ('/malloc/pprof/heap.pb.gz', $STATIC) {
+            my @a = worker_cpu($pid);
+            fetch($port, $path, 120) for 1 .. $n;
+            my @b = worker_cpu($pid);
+            my $k = $path eq $STATIC ? 'static' : 'profile';
+            push @{ $r{cpu_main}{$k} }, ($b[0] - $a[0]) / $n / 1e9;
+            push @{ $r{cpu_pool}{$k} }, ($b[1] - $a[1]) / $n / 1e9;
+        }
+    }
+
+    for my $i (1 .. $RUN{stall_pairs}) {
+        my @line;
+        for my $arm (@ARMS) {
+            my ($name, $path) = @$arm;
+            my $end = time() + $window;
+            my ($fpid, $rd) = $path ? fetcher($port, $path, $end) : ();
+            my ($lat, $err) = probe($port, $end);
+            my @f;
+            if ($fpid) {
+                # read to the end first: the child writes all when done
+                @f = map { chomp; $_ } <$rd>;
+                close $rd;
+                waitpid($fpid, 0);
+            }
+            push @{ $r{lat}{$name} }, @$lat;
+            push @{ $r{p99}{$name} }, pct(0.99, @$lat);
+            push @{ $r{fetch}{$name} }, grep { $_ >= 0 } @f;
+            $r{errors} += $err + grep { $_ < 0 } @f;
+            push @line, sprintf('%s p99 %.2f ms', $name,
+                                $r{p99}{$name}[-1] * 1e3);
+        }
+        printf "  %s round %d: %s\n", $h->{title}, $i, join(', ', @line);
+    }
+
+    $t->stop;
+
+    return \%r;
+}
+
+sub bench_stall {
+    $stall{$_} = stall_heap($_) for qw(normal big);
+
+    my %target = (normal => 1e-3, big => 10e-3);
+    my $arms = join('', map {
+        sprintf("%s. `%s`: %s\n", ('A', 'B', 'C')[$_], $ARMS[$_][0],
+                $ARMS[$_][2])
+    } 0 .. $#ARMS);
+
+    my $text = <<"EOF";
+## 3. Stall seen by the other connections of the serving worker
+
+One worker, so profiles and the probe share it. The probe does sequential
+`GET $STATIC` over HTTP/1.0, a new connection each, and records each
+request's wall time, in windows that alternate A B C A B C:
+
+$arms
+$RUN{stall_pairs} rounds of windows of $stall{normal}{window} s (normal heap)
+and $stall{big}{window} s ($stall{big}{title}). Latencies of all windows of
+an arm pooled; "added" is B minus A. C shows what any busy second client
+costs the probe on this machine, profiles or not.
+
+| heap | arm | probe requests | profiles served | p50 ms | p99 ms | p99.9 ms | max ms |
+|---|---|---|---|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal big)) {
+        my $r = $stall{$kind};
+        for my $arm (@ARMS) {
+            my $name = $arm->[0];
+            my @l = @{ $r->{lat}{$name} };
+            $text .= sprintf("| %s | %s | %d | %s | %s | %s | %s | %s |\n",
+                $r->{title}, $name, scalar @l,
+                $name eq 'profile' ? scalar @{ $r->{fetch}{$name} } : '-',
+                map { ms(pct($_, @l) * 1e3) } 0.5, 0.99, 0.999, 1);
+        }
+    }
+
+    $text .= <<"EOF";
+
+| heap | added p99 ms (B - A) | added max ms (B - A) | target | p99 ms, B - C | p99 ms per round (A / B / C) |
+|---|---|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal big)) {
+        my $r = $stall{$kind};
+        my ($a, $b, $c) = map { $r->{lat}{$_} } qw(alone profile static);
+        my $add99 = pct(0.99, @$b) - pct(0.99, @$a);
+        my $over99 = pct(0.99, @$b) - pct(0.99, @$c);
+        my $addmax = pct(1, @$b) - pct(1, @$a);
+        $r->{add99} = $add99;
+        $r->{addmax} = $addmax;
+        my $tg = $target{$kind};
+        $text .= sprintf("| %s | %s | %s | <= %g ms: %s at p99, %s at max "
+                         . "| %s | %s |\n",
+            $r->{title}, ms($add99 * 1e3), ms($addmax * 1e3), $tg * 1e3,
+            $add99 <= $tg ? 'met' : '**missed**',
+            $addmax <= $tg ? 'met' : '**missed**', ms($over99 * 1e3),
+            join(', ', map {
+                my $i = $_;
+                join(' / ', map { ms($r->{p99}{$_}[$i] * 1e3) }
+                                qw(alone profile static))
+            } 0 .. $r->{pairs} - 1));
+    }
+
+    $text .= "\nProfile fetch time in the B windows, ms (min / median / "
+           . "max): " . join('; ', map {
+               my $r = $stall{$_};
+               sprintf('%s %s, %.0f profiles a second', $r->{title},
+                       mmm_ms(@{ $r->{fetch}{profile} }),
+                       @{ $r->{fetch}{profile} }
+                       / ($r->{window} * $r->{pairs}))
+           } qw(normal big)) . " (far more than an operator asks for: B is "
+           . "the worst case).\n";
+
+    my $errors = 0;
+    $errors += $stall{$_}{errors} for qw(normal big);
+    $text .= "Failed requests (probe or second client): $errors.\n";
+
+    $text .= <<"EOF";
+
+CPU time one request costs the worker, from `/proc/PID/task/*/schedstat`
+before and after a batch of requests (5 batches, alternated with batches of
+static requests; median): the event loop's share is what other
+connections can wait for; the pool's runs beside it, on another CPU when
+one is free.
+
+| heap | request | event loop us | thread pool us |
+|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal big)) {
+        my $r = $stall{$kind};
+        for my $k (qw(profile static)) {
+            $text .= sprintf("| %s | %s | %.0f | %.0f |\n", $r->{title},
+                $k eq 'profile' ? '`pprof/heap.pb.gz`' : "`$STATIC`",
+                median(@{ $r->{cpu_main}{$k} }) * 1e6,
+                median(@{ $r->{cpu_pool}{$k} }) * 1e6);
+        }
+    }
+
+    $text .= "\nWhat a profile adds to the event loop beyond a static "
+           . "request, the most it can hold up other connections if done in "
+           . "one piece: " . join('; ', map {
+               my $r = $stall{$_};
+               my $add = median(@{ $r->{cpu_main}{profile} })
+                         - median(@{ $r->{cpu_main}{static} });
+               sprintf('%s %.2f ms (target <= %g ms: %s)', $r->{title},
+                       $add * 1e3, $target{$_} * 1e3,
+                       $add <= $target{$_} ? 'met' : '**missed**')
+           } qw(normal big)) . ".\n";
+
+    $text .= "\nThe maxima are single requests: on a shared 2-CPU machine "
+           . "the probe alone sees outliers of several ms, so a difference of "
+           . "maxima is mostly noise; p99.9 and the event loop's CPU time "
+           . "per profile are steadier.\n";
+
+    $text .= plot_stall();
+
+    return $text;
+}
+
+sub plot_stall {
+    my $png = "$ROOT/docs/benchmarks-stall.png";
+    if ($opt{quick}) {
+        $png = "$ROOT/build/benchmarks-stall-quick.png";
+    }
+
+    if (!`sh -c 'command -v gnuplot'`) {
+        unlink $png unless $opt{quick};
+        return "\nNo plot: gnuplot is not installed (Debian gnuplot-nox).\n";
+    }
+
+    # the distribution of probe latencies, one curve per heap and arm
+    my $dir = "$ROOT/build/bench-plot";
+    mkdir $dir;
+    my @curves;
+    for my $kind (qw(normal big)) {
+        for my $arm (@ARMS) {
+            my $name = $arm->[0];
+            my @v = sorted(@{ $stall{$kind}{lat}{$name} });
+            my $n = @v;
+            my $file = "$dir/$kind-$name.dat";
+            # the share of requests slower than x: the tail in full, the
+            # body thinned
+            my @rows;
+            for my $i (0 .. $#v - 1) {
+                next if $i < $n * 0.9 && $i % 20;
+                push @rows, sprintf("%.4f %.8f\n", $v[$i] * 1e3,
+                                    ($n - $i - 1) / $n);
+            }
+            spew($file, join('', @rows));
+            push @curves, sprintf("'%s' using 1:2 with lines lw 2 "
+                                  . "dt %d title '%s, %s'", $file,
+                                  $kind eq 'normal' ? 1 : 2,
+                                  $stall{$kind}{title}, $name);
+        }
+    }
+
+    my $script = <<"EOF";
+set terminal pngcairo size 900,500 font ',10'
+set output '$png'
+set title 'Probe latency on the worker that serves profiles'
+set xlabel 'latency of one GET on a new connection, ms (log scale)'
+set ylabel 'share of requests slower (log scale)'
+set logscale xy
+set format y '%g'
+set yrange [1e-5:1]
+set xrange [0.05:50]
+set key top right
+set grid
+plot @{[ join(", \\\n     ", @curves) ]}
+EOF
+    spew("$dir/stall.gp", $script);
+    my $out = cmd_out("gnuplot $dir/stall.gp");
+    return "\nNo plot: gnuplot failed: $out\n" if $? != 0;
+
+    my $rel = $opt{quick} ? $png : 'benchmarks-stall.png';
+    return "\nThe probe's latency distribution, per heap and arm: the "
+         . "share of requests slower than a given latency (0.01 is the p99, "
+         . "0.001 the p99.9):\n\n![probe latency distribution]($rel)\n";
+}
+
+
+# ---- 4. the symbolizer on a real worker's mappings ---------------------------
+
+sub bench_symbolizer {
+    my $bin = "$ROOT/build/bench_symbol";
+    die "$bin is missing: make $bin\n" unless -x $bin;
+
+    print "  symbolizer: starting nginx\n";
+    my $t = server('normal');
+    my $pid = $t->{bench_pid};
+    fetch($t->port, '/malloc/pprof/heap.pb.gz');
+
+    my $maps = $t->prefix . '/worker.maps';
+    spew($maps, slurp("/proc/$pid/maps"));
+    spew("$ROOT/build/bench-worker.maps", slurp($maps));
+    my $nmaps = () = slurp($maps) =~ /\n/g;
+    $t->stop;
+
+    my (%v, $last);
+    for my $i (1 .. $RUN{symbol_runs}) {
+        $last = cmd_out("$bin $maps");
+        die "bench_symbol failed: $last" if $? != 0;
+        my %m;
+        ($m{first}, $m{cache}) =
+            $last =~ /first pass.*?:\s*([\d.]+) ms, cache maps (\d+) KB/;
+        ($m{second}) = $last =~ /second pass.*?:\s*([\d.]+) ms/;
+        ($m{lookups}, $m{lookup}, $m{named}) =
+            $last =~ /(\d+) lookups: ([\d.]+) ns each, ([\d.]+)% named/;
+        ($m{sym}, $m{anon}) =
+            $last =~ /named by a symbol: ([\d.]+) ns each; file\+0xvaddr: ([\d.]+)/;
+        ($m{arena}) = $last =~ /caller arena after all lookups: (\d+) KB/;
+        push @{ $v{$_} }, $m{$_} for grep { defined $m{$_} } keys %m;
+    }
+
+    my ($nexec) = $last =~ /executable mappings: (\d+)/;
+    my $f = sub {
+        my ($k, $fmt) = @_;
+        return '?' unless $v{$k};
+        return join(' / ', map { sprintf($fmt, $_) } mmm(@{ $v{$k} }));
+    };
+
+    my $runs = $RUN{symbol_runs};
+    my $lk = $v{lookups} ? $v{lookups}[0] : '?';
+
+    return <<"EOF";
+## 4. Symbolizer
+
+`build/bench_symbol` (bench/bench_symbol.c, built with `cc -O2`) on a copy
+of a worker's `/proc/PID/maps` ($nmaps lines, $nexec executable mappings), taken
+after the worker served a profile; $runs runs, min / median / max.
+
+| measure | value |
+|---|---|
+| first pass, read every file's symbols, ms | @{[ $f->('first', '%.2f') ]} |
+| symbol cache mapped, KB | @{[ $f->('cache', '%d') ]} |
+| second pass, all cached, ms | @{[ $f->('second', '%.3f') ]} |
+| lookup, ns each ($lk addresses spread over the code) | @{[ $f->('lookup', '%.1f') ]} |
+| addresses named by a symbol, % | @{[ $f->('named', '%.1f') ]} |
+| lookup named by a symbol, ns | @{[ $f->('sym', '%.1f') ]} |
+| lookup shown as file+0xvaddr, ns | @{[ $f->('anon', '%.1f') ]} |
+| caller arena after all lookups, KB | @{[ $f->('arena', '%d') ]} |
+
+The output of the last run:
+
+```
+$last
+```
+EOF
+}
+
+
+# ---- 5. the worker's resident memory across profiles ---------------------
+
+sub bench_rss {
+    print "  memory: starting nginx\n";
+    my $t = server('normal');
+    my $pid = $t->{bench_pid};
+    my $port = $t->port;
+    my $n = $RUN{rss_profiles};
+
+    my @rows = (['idle after start', $t->{bench_idle}],
+                ['after building the heap', proc_status($pid)]);
+
+    # VmRSS after every profile
+    my @rss;
+    for my $i (1 .. $n) {
+        my ($st) = fetch($port, '/malloc/pprof/heap.pb.gz');
+        die "GET pprof/heap.pb.gz: $st" unless $st == 200;
+        my $s = proc_status($pid);
+        push @rss, $s->{VmRSS};
+        push @rows, [$i == 1 ? 'after 1 profile' : "after $i profiles", $s]
+            if $i == 1 || $i == 10 || $i == 50 || $i == $n;
+    }
+
+    # as many plain requests, for the noise of the worker itself
+    fetch($port, $STATIC) for 1 .. $n;
+    push @rows, ["then $n static requests", proc_status($pid)];
+
+    $t->stop;
+
+    my $grew = 0;
+    for my $i (1 .. $#rss) {
+        $grew = $i + 1 if $rss[$i] > $rss[$i - 1];
+    }
+    my $half = int($n / 2);
+    my $total = $rss[-1] - $rss[0];
+    my $late = $rss[-1] - $rss[$half - 1];
+
+    my $text = <<"EOF";
+## 5. Resident memory of the worker
+
+`VmRSS`, `RssAnon` and `RssFile` of the worker (`/proc/PID/status`), normal
+heap, while it serves $n profiles (`pprof/heap.pb.gz`) one after the other.
+The heap itself (`/t/alloc`) is most of the RSS; the rows from the first
+profile on show what serving profiles adds.
+
+| when | VmRSS kB | RssAnon kB | RssFile kB | threads |
+|---|---|---|---|---|
+EOF
+
+    for my $row (@rows) {
+        my ($label, $s) = @$row;
+        $text .= sprintf("| %s | %d | %d | %d | %d |\n", $label, $s->{VmRSS},
+                         $s->{RssAnon}, $s->{RssFile}, $s->{Threads});
+    }
+
+    $text .= "\nVmRSS kB after profiles 1 to 20, then every 10th: "
+           . join(', ', @rss[0 .. 19],
+                  map { $rss[$_ - 1] } grep { $_ % 10 == 0 && $_ > 20 }
+                                       1 .. $n)
+           . ".\n";
+
+    $text .= sprintf("\nVmRSS from the 1st to the %dth profile: %+d kB; the "
+                     . "last growth came with profile %d; over the last %d "
+                     . "profiles: %+d kB. Target, no growth beyond noise: "
+                     . "%s.\n", $n, $total, $grew, $n - $half, $late,
+                     $late <= 64 ? 'met in the steady state' : '**missed**');
+
+    return $text;
+}
+
+
+# ---- the document ------------------------------------------------------------
+
+my @BENCHES = (
+    [machine => \&bench_machine],
+    [serving => \&bench_serving],
+    [sizes => \&bench_sizes],
+    [stall => \&bench_stall],
+    [symbolizer => \&bench_symbolizer],
+    [rss => \&bench_rss],
+);
+
+my @sections;
+for my $b (@BENCHES) {
+    my ($name, $sub) = @$b;
+    my $t0 = time();
+    print "bench: $name\n";
+    push @sections, $sub->();
+    printf "bench: %s done in %.0f s\n", $name, time() - $t0;
+}
+
+my $elapsed = time() - $T0;
+my $mode = $opt{quick} ? ' --quick' : '';
+
+my $doc = <<"EOF";
+# Benchmarks
+
+Written by `make bench` (`perl bench/bench.pl$mode`) on $machine{date}, in
+@{[ sprintf('%.0f', $elapsed) ]} s; do not edit by hand, run it again. To reproduce:
+
+    make bench
+
+(`make bench-quick` runs a shorter version, with $QUICK_STACKS stacks, into
+build/benchmarks-quick.md.) Every comparison alternates its runs side by
+side in one invocation, A B A B, and reports min / median / max; the
+numbers describe this machine on that day, and a test never asserts them.
+
+EOF
+
+$doc .= join("\n", @sections);
+
+my $load_after = (split ' ', slurp('/proc/loadavg'))[0];
+$doc =~ s/%%LOAD_AFTER%%/$load_after/;
+
+spew($opt{out}, $doc);
+printf "bench: wrote %s in %.0f s\n", $opt{out}, $elapsed;
