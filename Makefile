@@ -31,7 +31,7 @@ DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 BENCH_PKGS := gnuplot-nox
 
 .PHONY: all deps test unit fuzz fuzz-smoke demo clean bench bench-quick \
-        bench-deps
+        bench-deps soak test-ubsan
 
 all: $(MODULE)
 
@@ -111,4 +111,58 @@ bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
 	perl bench/bench.pl --quick
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(CURDIR)/build-ubsan
+
+# wrk at full rate while profiling is toggled, dumped, reset and read;
+# make test runs the same test for 15 s
+SOAK_TIME ?= 120
+
+soak: deps $(MODULE)
+	SOAK_TIME=$(SOAK_TIME) prove -v t/soak.t
+
+# The integration suite against a second build of the modules with UBSan
+# (-fno-sanitize-recover: the first report ends the worker).  The .so
+# needs libubsan.so.1, which dlopen() loads into Debian's nginx with
+# jemalloc preloaded.  UBSan reads UBSAN_OPTIONS only at its first report,
+# in a worker whose environment nginx has overwritten, so a preloaded shim
+# (t/ubsan/ubsan_options.c) hands them over.  Reports go to
+# build-ubsan/reports/ubsan.<pid> (writable by the workers' user), and any
+# report fails the target.
+# ASan cannot be used this way: it must be the process's first library
+# and replace malloc(), which jemalloc already does in this process: two
+# allocators in one nginx.  The C core gets ASan in make unit and fuzz.
+UBSAN_BUILD := $(CURDIR)/build-ubsan
+UBSAN_MODS  := $(UBSAN_BUILD)/ngx_http_malloc_module.so \
+	       $(UBSAN_BUILD)/ngx_http_malloc_test_module.so
+
+$(UBSAN_BUILD)/Makefile: config t/testmod/config
+	@mkdir -p $(UBSAN_BUILD)
+	cd $(NGX_SRC) && . ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
+	    --with-cc-opt='-fsanitize=undefined -fno-sanitize-recover=undefined' \
+	    --with-ld-opt=-fsanitize=undefined \
+	    --add-dynamic-module=$(CURDIR) \
+	    --add-dynamic-module=$(CURDIR)/t/testmod \
+	    --builddir=$(UBSAN_BUILD) > $(UBSAN_BUILD)/configure.log 2>&1 \
+	    || { tail -20 $(UBSAN_BUILD)/configure.log; exit 1; }
+
+$(UBSAN_MODS) &: $(UBSAN_BUILD)/Makefile $(SRCS) \
+	         t/testmod/ngx_http_malloc_test_module.c
+	$(MAKE) -f $(UBSAN_BUILD)/Makefile -C $(NGX_SRC) modules
+
+$(UBSAN_BUILD)/ubsan_options.so: t/ubsan/ubsan_options.c
+	@mkdir -p $(UBSAN_BUILD)
+	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $<
+
+test-ubsan: deps $(UBSAN_MODS) $(UBSAN_BUILD)/ubsan_options.so $(UNIT)
+	@rm -rf $(UBSAN_BUILD)/reports
+	@mkdir -m 1777 $(UBSAN_BUILD)/reports
+	TEST_MODULE_DIR=$(UBSAN_BUILD) \
+	TEST_PRELOAD_EXTRA=$(UBSAN_BUILD)/ubsan_options.so \
+	UBSAN_OPTIONS=print_stacktrace=1:log_path=$(UBSAN_BUILD)/reports/ubsan \
+	    prove -r t; rc=$$?; \
+	if ls $(UBSAN_BUILD)/reports | grep -q .; then \
+	    echo "UBSan reports, in full in $(UBSAN_BUILD)/reports:"; \
+	    grep -h 'runtime error' $(UBSAN_BUILD)/reports/* | sort | uniq -c; \
+	    exit 1; \
+	fi; \
+	exit $$rc

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "ngx_http_malloc_dump.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -56,9 +57,10 @@ int
 ngx_http_malloc_dump_write(const char *dir, const char *name,
     unsigned long seq, off_t *bytes, int *err)
 {
-    int          dfd, fd, rc, e;
-    char         tmp[64], proc[64];
-    struct stat  st;
+    int             dfd, fd, rc, e;
+    char            tmp[64], proc[64];
+    struct stat     st;
+    struct statvfs  vfs;
 
     *bytes = 0;
     *err = 0;
@@ -98,6 +100,14 @@ ngx_http_malloc_dump_write(const char *dir, const char *name,
     close(fd);
 
     if (e != 0) {
+        /*
+         * jemalloc answers EFAULT for any failed write: a full file
+         * system is the common cause, and it can be told
+         */
+        if (e == EFAULT && fstatvfs(dfd, &vfs) == 0 && vfs.f_bavail == 0) {
+            e = ENOSPC;
+        }
+
         *err = e;
         rc = NGX_HTTP_MALLOC_DUMP_MALLCTL;
 

@@ -447,6 +447,12 @@ ngx_http_malloc_read_body(ngx_http_request_t *r, u_char *buf, size_t *len)
         }
 
         size = ngx_min((size_t) (b->last - b->pos), *len - total);
+
+        if (size == 0) {
+            /* an empty buffer may have no memory at all */
+            continue;
+        }
+
         ngx_memcpy(buf + total, b->pos, size);
         total += size;
     }
@@ -887,6 +893,11 @@ ngx_http_malloc_cleanup(void *data)
                                              ngx_http_malloc_module);
         ngx_http_malloc_coord_release(mmcf, ctx->seq);
         ctx->done = 1;
+
+        if (ctx->profile != NULL && ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
+            /* the hidden dumps written so far; the rest are not written */
+            ngx_http_malloc_profile_abort(ctx->request, ctx);
+        }
     }
 }
 

@@ -704,6 +704,16 @@ ngx_http_malloc_profile_read(ngx_http_malloc_profile_t *pf, const char *path,
 }
 
 
+/* a request that ends before its dumps are read: they go with it */
+
+void
+ngx_http_malloc_profile_abort(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_profile_unlink(r, ctx);
+}
+
+
 /* the hidden dumps never outlive the request that asked for them */
 
 static void

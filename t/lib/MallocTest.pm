@@ -25,6 +25,12 @@ our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
 our $JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
 our $MALLOC_CONF = 'prof:true,prof_active:false';
 
+# another build of the modules (make test-ubsan: build-ubsan), and a
+# library preloaded with jemalloc, or alone (its runtime, libubsan.so.1)
+our $MODULE_DIR = $ENV{TEST_MODULE_DIR} || 'build';
+$MODULE_DIR = "$ROOT/$MODULE_DIR" if $MODULE_DIR !~ m{^/};
+our $PRELOAD_EXTRA = $ENV{TEST_PRELOAD_EXTRA};
+
 my $JSON = JSON::PP->new->utf8->allow_nonref;
 
 sub json_decode {
@@ -92,8 +98,8 @@ sub url { "http://127.0.0.1:$_[0]{port}$_[1]" }
 sub dump_dir { "$_[0]{prefix}/dumps" }
 
 sub modules {
-    return "load_module $ROOT/build/ngx_http_malloc_module.so;\n"
-        . "load_module $ROOT/build/ngx_http_malloc_test_module.so;\n";
+    return "load_module $MODULE_DIR/ngx_http_malloc_module.so;\n"
+        . "load_module $MODULE_DIR/ngx_http_malloc_test_module.so;\n";
 }
 
 sub conf_text {
@@ -170,7 +176,9 @@ sub env {
     my %env = (%ENV);
     delete $env{LD_PRELOAD};
     delete $env{MALLOC_CONF};
-    $env{LD_PRELOAD} = $JEMALLOC if $self->{jemalloc};
+    my @preload = (($self->{jemalloc} ? $JEMALLOC : ()),
+                   ($PRELOAD_EXTRA || ()));
+    $env{LD_PRELOAD} = join ':', @preload if @preload;
     $env{MALLOC_CONF} = $self->{malloc_conf} if defined $self->{malloc_conf};
     return %env;
 }
