@@ -3,7 +3,10 @@
 # make bench: measures the module on this machine and rewrites
 # docs/benchmarks.md (with --quick: build/benchmarks-quick.md).
 #
-#     perl bench/bench.pl [--quick] [--out FILE]
+#     perl bench/bench.pl [--quick] [--only NAME,...] [--out FILE]
+#
+# --only runs the machine section and the named ones (the names in
+# @BENCHES) into build/benchmarks-only.md, to work on one measurement.
 #
 # One sub per measurement, each returning a section of the document; the
 # list @BENCHES at the end says which run, in order.  Comparisons are runs
@@ -24,6 +27,7 @@ use Cwd qw(abs_path);
 use Getopt::Long;
 use IO::Socket::INET;
 use POSIX qw(_exit strftime);
+use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use Time::HiRes qw(sleep time);
 
 use MallocTest;
@@ -36,12 +40,14 @@ $SIG{INT} = $SIG{TERM} = sub { die "bench: interrupted\n" };
 my $ROOT = abs_path("$FindBin::Bin/..");
 my $NGINX = $MallocTest::NGINX;
 
-my %opt = (quick => 0, out => undef);
-GetOptions('quick' => \$opt{quick}, 'out=s' => \$opt{out})
-    or die "usage: $0 [--quick] [--out FILE]\n";
+my %opt = (quick => 0, out => undef, only => undef);
+GetOptions('quick' => \$opt{quick}, 'out=s' => \$opt{out},
+           'only=s' => \$opt{only})
+    or die "usage: $0 [--quick] [--only NAME,...] [--out FILE]\n";
 
-$opt{out} //= $opt{quick} ? "$ROOT/build/benchmarks-quick.md"
-                          : "$ROOT/docs/benchmarks.md";
+$opt{out} //= $opt{only} ? "$ROOT/build/benchmarks-only.md"
+            : $opt{quick} ? "$ROOT/build/benchmarks-quick.md"
+            : "$ROOT/docs/benchmarks.md";
 
 # the sizes of the run: full for the document, quick for a look
 my $QUICK_STACKS = 5000;
@@ -49,10 +55,12 @@ my %RUN = $opt{quick}
     ? (big_stacks => $QUICK_STACKS, serve_pairs_normal => 5,
        serve_pairs_big => 5, stall_pairs => 5,
        stall_window_normal => 0.7, stall_window_big => 1,
-       rss_profiles => 100, symbol_runs => 5, format_rounds => 5)
+       rss_profiles => 100, symbol_runs => 5, format_rounds => 5,
+       traffic_rounds => 2, traffic_secs => 1, commands => 50)
     : (big_stacks => 50000, serve_pairs_normal => 10, serve_pairs_big => 5,
        stall_pairs => 5, stall_window_normal => 2, stall_window_big => 3,
-       rss_profiles => 100, symbol_runs => 5, format_rounds => 5);
+       rss_profiles => 100, symbol_runs => 5, format_rounds => 5,
+       traffic_rounds => 6, traffic_secs => 2, commands => 200);
 
 # the two heaps profiled
 my %HEAP = (
@@ -874,6 +882,449 @@ EOF
 }
 
 
+# ---- 6. traffic: what the module and sampling cost a busy nginx -----------
+
+# the arms of the traffic comparison; the second field names the nginx
+my @TARMS = (
+    [je => 'je', 'jemalloc, no module'],
+    [inactive => 'mod',
+     'jemalloc, the module loaded with an admin location, profiling inactive'],
+    [active => 'mod',
+     'the same nginx, profiling active at the default sampling'],
+    [glibc => 'glibc', 'glibc, no module (for reference)'],
+);
+
+# the ratios reported: numerator arm, denominator arm, target or undef
+my @TRATIOS = (
+    [inactive => je => 0.99],
+    [active => inactive => 0.97],
+    [glibc => je => undef],
+);
+
+# an nginx of 2 workers serving the static file, on jemalloc or glibc,
+# with or without the module (and then its admin location)
+sub traffic_server {
+    my (%o) = @_;
+    my $dir = $MallocTest::MODULE_DIR // "$ROOT/build";
+    my $load = $o{module} ? "load_module $dir/ngx_http_malloc_module.so;"
+                          : '';
+    my $admin = $o{module} ? 'location /malloc/ { malloc_admin write=on; }'
+                           : '';
+
+    my $t = MallocTest->new(
+        workers => 2,
+        jemalloc => $o{jemalloc},
+        malloc_conf => $o{jemalloc} ? $MallocTest::MALLOC_CONF : undef,
+        conf => <<"CONF",
+$load
+worker_processes 2;
+error_log %%PREFIX%%/logs/error.log info;
+pid %%PREFIX%%/logs/nginx.pid;
+env LD_PRELOAD;
+env MALLOC_CONF;
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    access_log off;
+    sendfile on;
+    client_body_temp_path %%PREFIX%%/body;
+    proxy_temp_path %%PREFIX%%/proxy;
+    fastcgi_temp_path %%PREFIX%%/fastcgi;
+    uwsgi_temp_path %%PREFIX%%/uwsgi;
+    scgi_temp_path %%PREFIX%%/scgi;
+
+    server {
+        listen 127.0.0.1:%%PORT%% reuseport;
+
+        $admin
+
+        location /static/ {
+            alias %%PREFIX%%/html/;
+        }
+    }
+}
+CONF
+    );
+    mkdir $t->prefix . '/html';
+    chmod 0755, $t->prefix . '/html';
+    spew($t->prefix . "/html/probe.txt", "x" x 512 . "\n");
+    $t->start;
+    return $t;
+}
+
+sub wrk_cmd {
+    my ($port, $close, $secs) = @_;
+    return ('wrk', '-t1', '-c32', "-d${secs}s",
+            ($close ? ('-H', 'Connection: close') : ()),
+            "http://127.0.0.1:$port$STATIC");
+}
+
+# CPU time, ns, of all the workers of $t
+sub workers_cpu {
+    my ($t) = @_;
+    my $ns = 0;
+    for my $pid ($t->worker_pids) {
+        $ns += (split ' ', slurp("/proc/$pid/schedstat"))[0] // 0;
+    }
+    return $ns;
+}
+
+# one wrk run against $t: (requests a second, workers' CPU us a request),
+# or dies with what went wrong
+sub wrk_run {
+    my ($t, $close, $secs) = @_;
+    my @cmd = wrk_cmd($t->port, $close, $secs);
+    $cmd[5] = "'$cmd[5]'" if $close;
+    my $cpu = workers_cpu($t);
+    my $out = cmd_out("@cmd");
+    $cpu = workers_cpu($t) - $cpu;
+    my ($n) = $out =~ /^\s*(\d+) requests in/m;
+    my ($rps) = $out =~ /^Requests\/sec:\s*([\d.]+)/m;
+    die "wrk failed: $out\n" unless $n && defined $rps;
+    die "wrk saw errors: $out\n" if $out =~ /Non-2xx|Socket errors/;
+    return ($rps, $cpu / $n / 1e3);
+}
+
+# A keep-alive client: one write per request and TCP_NODELAY.  HTTP::Tiny
+# writes the header and the body apart, so Nagle holds the body until
+# nginx's delayed ACK, 40 ms on Linux: that would be measured, not nginx.
+sub ka_client {
+    my ($port) = @_;
+    return { port => $port, s => undef };
+}
+
+# (status, body), the connection kept for the next request
+sub ka_post {
+    my ($c, $path, $body) = @_;
+    for my $try (1, 2) {
+        if (!$c->{s}) {
+            $c->{s} = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                            PeerPort => $c->{port},
+                                            Proto => 'tcp', Timeout => 5)
+                or return (599, "connect: $!");
+            setsockopt($c->{s}, IPPROTO_TCP, TCP_NODELAY, 1);
+        }
+        my $s = $c->{s};
+        my $req = "POST $path HTTP/1.1\r\nHost: localhost\r\n"
+                . "Content-Length: " . length($body) . "\r\n\r\n$body";
+        my ($text, $head, $len) = ('');
+        if (syswrite($s, $req) == length $req) {
+            my $rin = '';
+            vec($rin, fileno($s), 1) = 1;
+            my $end = time() + 30;
+            while (time() < $end) {
+                if (!defined $head && $text =~ /\r\n\r\n/) {
+                    ($head, $text) = split /\r\n\r\n/, $text, 2;
+                    ($len) = $head =~ /^Content-Length:\s*(\d+)/mi;
+                    $len //= 0;
+                }
+                last if defined $head && length $text >= $len;
+                my $rout = $rin;
+                last unless select($rout, undef, undef, $end - time());
+                last unless sysread($s, $text, 65536, length $text);
+            }
+        }
+        if (!defined $head || length $text < $len) {
+            # a connection nginx closed meanwhile: once more on a new one
+            close $s;
+            $c->{s} = undef;
+            next if $try == 1 && $text eq '' && !defined $head;
+            return (599, 'no complete response');
+        }
+        if ($head =~ /^Connection:\s*close/mi) {
+            close $s;
+            $c->{s} = undef;
+        }
+        my ($status) = $head =~ m{^HTTP/1\.\d (\d+)};
+        return ($status // 599, $text);
+    }
+}
+
+# POST prof_active on a persistent client: (every worker switched, seconds,
+# what came back)
+sub prof_active {
+    my ($c, $on, $workers) = @_;
+    my $t0 = time();
+    my ($status, $body) = ka_post($c, '/malloc/prof_active',
+                                  $on ? 'true' : 'false');
+    my $dt = time() - $t0;
+    my $j = MallocTest::json_decode($body);
+    my @w = $j && ref $j->{workers} eq 'ARRAY' ? @{ $j->{workers} } : ();
+    my $ok = $status == 200 && @w == $workers
+             && !grep { !defined $_->{prof_active}
+                        || ($_->{prof_active} ? 1 : 0) != ($on ? 1 : 0) } @w;
+    (my $what = "$status $body") =~ s/\s+/ /g;
+    return ($ok, $dt, $what);
+}
+
+sub bench_traffic {
+    die "wrk is not installed (Debian wrk)\n"
+        unless `sh -c 'command -v wrk'`;
+
+    my $secs = $RUN{traffic_secs};
+    my $rounds = $RUN{traffic_rounds};
+
+    print "  traffic: starting three nginx\n";
+    my %srv = (
+        je => traffic_server(jemalloc => 1, module => 0),
+        mod => traffic_server(jemalloc => 1, module => 1),
+        glibc => traffic_server(jemalloc => 0, module => 0),
+    );
+    my %port = map { $_ => $srv{$_}->port } keys %srv;
+    my $ua = ka_client($port{mod});
+    my $state = 0;
+    my %r = (secs => $secs, rounds => $rounds, toggles => 0);
+
+    my $set = sub {
+        my ($on) = @_;
+        return if $state == $on;
+        my ($ok, $dt, $what) = prof_active($ua, $on, 2);
+        die "POST prof_active: $what\n" unless $ok;
+        $state = $on;
+        $r{toggles}++;
+    };
+
+    for my $mode (qw(keepalive close)) {
+        my $close = $mode eq 'close';
+
+        # warm every nginx, and the module's nginx in both states
+        for my $arm (@TARMS) {
+            $set->($arm->[0] eq 'active');
+            wrk_run($srv{ $arm->[1] }, $close, 1);
+        }
+
+        # A B C D, then D C B A: a drift in time weighs on no arm
+        for my $i (1 .. $rounds) {
+            my @order = $i % 2 ? @TARMS : reverse @TARMS;
+            my (%rps, %cpu);
+            for my $arm (@order) {
+                my ($name, $nginx) = @$arm;
+                $set->($name eq 'active') if $nginx eq 'mod';
+                ($rps{$name}, $cpu{$name}) =
+                    wrk_run($srv{$nginx}, $close, $secs);
+                push @{ $r{$mode}{rps}{$name} }, $rps{$name};
+                push @{ $r{$mode}{cpu}{$name} }, $cpu{$name};
+            }
+            for my $q (@TRATIOS) {
+                my ($a, $b) = @$q;
+                push @{ $r{$mode}{ratio}{"$a/$b"} }, $rps{$a} / $rps{$b};
+                # as a throughput: the CPU a request costs, inverted
+                push @{ $r{$mode}{cpu_ratio}{"$a/$b"} }, $cpu{$b} / $cpu{$a};
+            }
+            printf "  %s round %d: %s\n", $mode, $i, join(', ', map {
+                sprintf('%s %.0f', $_->[0], $rps{ $_->[0] })
+            } @TARMS);
+        }
+    }
+
+    $set->(0);
+    my @alerts = map {
+        my $n = $_;
+        map { "$n: $_" } grep { /\[(alert|crit|emerg)\]/ }
+                             split /\n/, $srv{$n}->log_text
+    } sort keys %srv;
+    $_->stop for values %srv;
+
+    my $arms = join('', map { sprintf("- `%s`: %s\n", $_->[0], $_->[2]) }
+                            @TARMS);
+
+    my $text = <<"EOF";
+## 6. Throughput under traffic
+
+What loading the module, then turning profiling on, costs nginx under
+load. Three nginx run at once, on three ports, each with 2 workers,
+`sendfile on` and no access log, serving `$STATIC` (513 bytes):
+
+$arms
+`je` and the module's nginx both run with
+`MALLOC_CONF=$MallocTest::MALLOC_CONF`; `inactive` and `active` are the
+same nginx, switched by `POST /malloc/prof_active` before its runs
+($r{toggles} switches, each answered by both workers). One
+`wrk -t1 -c32 -d${secs}s` at a time, against each arm in turn: A B C D,
+then D C B A, for $rounds rounds, after a run of 1 s on each to warm up; a
+ratio compares the runs of one round. wrk shares the 2 CPUs with the 2
+workers, so these are not nginx's best figures, but every arm pays the
+same. `keepalive`: HTTP/1.1 keep-alive; `close`: wrk sends
+`Connection: close`, one TCP connection per request. Beside requests/s,
+the CPU time of the workers (`/proc/PID/schedstat`) per request served.
+
+| traffic | arm | requests/s (min / median / max) | workers' CPU us per request (min / median / max) |
+|---|---|---|---|
+EOF
+
+    my $fmt = sub {
+        my ($f, @v) = @_;
+        return join(' / ', map { sprintf($f, $_) } mmm(@v));
+    };
+
+    for my $mode (qw(keepalive close)) {
+        for my $arm (@TARMS) {
+            my $n = $arm->[0];
+            $text .= sprintf("| %s | %s | %s | %s |\n", $mode, $n,
+                $fmt->('%.0f', @{ $r{$mode}{rps}{$n} }),
+                $fmt->('%.2f', @{ $r{$mode}{cpu}{$n} }));
+        }
+    }
+
+    $text .= <<"EOF";
+
+Ratios of the runs of each round. The target is on the median ratio of
+requests/s; the last column gives the same comparison from the CPU a
+request costs the workers (the denominator's over the numerator's, so that
+below 1 means slower here too).
+
+| traffic | ratio | requests/s ratio (min / median / max) | target (median) | CPU per request, inverted (min / median / max) |
+|---|---|---|---|---|
+EOF
+
+    for my $mode (qw(keepalive close)) {
+        for my $q (@TRATIOS) {
+            my ($a, $b, $tg) = @$q;
+            my @v = mmm(@{ $r{$mode}{ratio}{"$a/$b"} });
+            $text .= sprintf("| %s | %s / %s | %s | %s | %s |\n", $mode,
+                $a, $b, join(' / ', map { sprintf('%.3f', $_) } @v),
+                defined $tg
+                    ? sprintf('>= %.2f: %s', $tg,
+                              $v[1] >= $tg ? 'met' : '**missed**')
+                    : 'none, for reference',
+                $fmt->('%.3f', @{ $r{$mode}{cpu_ratio}{"$a/$b"} }));
+        }
+    }
+
+    # how far apart two runs of one nginx can be here, from the je arm
+    my @spread = map {
+        my @v = mmm(@{ $r{$_}{rps}{je} });
+        sprintf('%s %.0f%%', $_, ($v[2] / $v[0] - 1) * 100)
+    } qw(keepalive close);
+
+    $text .= "\nOn this machine the fastest run of one nginx beat its "
+           . "slowest by " . join(', ', @spread) . " (the `je` arm), so a "
+           . "median of $rounds ratios tells apart a few percent, not 1%: "
+           . "read a ratio near its target with its spread and the CPU "
+           . "column.\n";
+
+    $text .= "\n**error.log had " . scalar(@alerts) . " alert/crit "
+           . "lines**, the first: `$alerts[0]`\n" if @alerts;
+
+    return $text;
+}
+
+
+# ---- 7. command latency: POST prof_active answered by every worker -------
+
+# a wrk in the background, keep-alive, against $port; returns its pid
+sub wrk_background {
+    my ($port, $secs, $out) = @_;
+    my $pid = fork() // die "fork: $!";
+    if ($pid == 0) {
+        open STDOUT, '>', $out or _exit(1);
+        open STDERR, '>&', \*STDOUT or _exit(1);
+        exec(wrk_cmd($port, 0, $secs)) or _exit(127);
+    }
+    return $pid;
+}
+
+sub bench_commands {
+    my $n = $RUN{commands};
+    my @workers = (1, 2, 4, 8);
+    my %r = (failed => 0);
+    my @alerts;
+
+    for my $w (@workers) {
+        print "  commands: $w workers\n";
+        my $t = MallocTest->new(
+            workers => $w,
+            http => 'access_log off;',
+            server => "location /static/ { alias %%PREFIX%%/html/; }",
+        );
+        mkdir $t->prefix . '/html';
+        chmod 0755, $t->prefix . '/html';
+        spew($t->prefix . "/html/probe.txt", "x" x 512 . "\n");
+        $t->start;
+        my $port = $t->port;
+        my $ua = ka_client($port);
+
+        # the connection open, every worker switched once
+        prof_active($ua, $_ % 2, $w) for 1 .. 10;
+
+        for my $load (qw(idle load)) {
+            my ($wpid, $wout);
+            if ($load eq 'load') {
+                $wout = $t->prefix . '/wrk.out';
+                $wpid = wrk_background($port, 300, $wout);
+                sleep 0.5;
+            }
+            my @lat;
+            for my $i (1 .. $n) {
+                my ($ok, $dt, $what) = prof_active($ua, $i % 2, $w);
+                if ($ok) {
+                    push @lat, $dt;
+                } else {
+                    $r{failed}++;
+                    $r{failure} //= "$w workers, $load: $what";
+                }
+            }
+            if ($wpid) {
+                # wrk prints its summary when interrupted
+                kill 'INT', $wpid;
+                waitpid($wpid, 0);
+                ($r{rps}{$w}) =
+                    slurp($wout) =~ /^Requests\/sec:\s*([\d.]+)/m;
+            }
+            $r{lat}{$w}{$load} = \@lat;
+            printf "  %d workers, %s: p50 %.2f ms, p99 %.2f ms\n", $w,
+                   $load, pct(0.5, @lat) * 1e3, pct(0.99, @lat) * 1e3;
+        }
+
+        prof_active($ua, 0, $w);
+        push @alerts, map { "$w workers: $_" }
+            grep { /\[(alert|crit|emerg)\]/ } split /\n/, $t->log_text;
+        $t->stop;
+    }
+
+    my $text = <<"EOF";
+## 7. Latency of a command
+
+Wall time of `POST /malloc/prof_active`, `true` and `false` in turn, each
+answered once every worker has switched (checked in the response), sent on
+one keep-alive connection, the request in one write with TCP_NODELAY
+(HTTP::Tiny writes the body apart, and Nagle's algorithm then waits for
+nginx's delayed ACK: 40 ms more each); $n commands a cell, after 10 to
+warm up. `idle`: nothing else runs; `load`: a `wrk -t1 -c32` keep-alive on
+the static file of the same nginx all along. The machine has
+$machine{nproc} CPUs, which wrk, the client and the workers share.
+
+| workers | traffic | commands | p50 ms | p99 ms | max ms | wrk requests/s meanwhile |
+|---|---|---|---|---|---|---|
+EOF
+
+    for my $w (@workers) {
+        for my $load (qw(idle load)) {
+            my @l = @{ $r{lat}{$w}{$load} };
+            $text .= sprintf("| %d | %s | %d | %s | %s | %s | %s |\n", $w,
+                $load, scalar @l,
+                (map { @l ? ms(pct($_, @l) * 1e3) : '-' } 0.5, 0.99, 1),
+                $load eq 'load' ? sprintf('%.0f', $r{rps}{$w} // 0) : '-');
+        }
+    }
+
+    my @l8 = @{ $r{lat}{8}{load} };
+    my $p99 = @l8 ? pct(0.99, @l8) * 1e3 : 1e9;
+    $text .= sprintf("\np99 with 8 workers under load: %s ms (target <= 50 "
+                     . "ms: %s).\n", @l8 ? ms($p99) : '-',
+                     $p99 <= 50 ? 'met' : '**missed**');
+    $text .= "Failed commands: $r{failed}"
+           . ($r{failed} ? ", the first: `$r{failure}`" : '') . ".\n";
+    $text .= "\n**error.log had " . scalar(@alerts) . " alert/crit "
+           . "lines**, the first: `$alerts[0]`\n" if @alerts;
+
+    return $text;
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -883,11 +1334,16 @@ my @BENCHES = (
     [stall => \&bench_stall],
     [symbolizer => \&bench_symbolizer],
     [rss => \&bench_rss],
+    [traffic => \&bench_traffic],
+    [commands => \&bench_commands],
 );
+
+my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';
 
 my @sections;
 for my $b (@BENCHES) {
     my ($name, $sub) = @$b;
+    next if $opt{only} && !$only{$name};
     my $t0 = time();
     print "bench: $name\n";
     push @sections, $sub->();

@@ -980,14 +980,10 @@ ngx_http_malloc_worker_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     slot = &a->slot;
 
-    w = json_object();
+    w = ngx_http_malloc_worker_head(a);
     if (w == NULL) {
         return NULL;
     }
-
-    json_object_set_new(w, "worker", json_integer((json_int_t) a->worker));
-    json_object_set_new(w, "pid", slot->pid ? json_integer(slot->pid)
-                                            : json_null());
 
     if (ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP && ctx->profile == NULL
         && a->answered && slot->result_seq == ctx->seq
@@ -1102,6 +1098,26 @@ ngx_http_malloc_answers(ngx_http_request_t *r, ngx_uint_t seq, ngx_uint_t *n)
     (void) ngx_http_malloc_coord_answers(mmcf, seq, answers, n);
 
     return answers;
+}
+
+
+/* {"worker": N, "pid": P}, the start of every worker's entry */
+
+json_t *
+ngx_http_malloc_worker_head(ngx_http_malloc_answer_t *a)
+{
+    json_t  *w;
+
+    w = json_object();
+    if (w == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(w, "worker", json_integer((json_int_t) a->worker));
+    json_object_set_new(w, "pid", a->slot.pid ? json_integer(a->slot.pid)
+                                              : json_null());
+
+    return w;
 }
 
 

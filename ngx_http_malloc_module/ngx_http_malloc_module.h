@@ -226,6 +226,7 @@ ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
 #ifdef JANSSON_H
 ngx_int_t ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
     json_t *json);
+json_t *ngx_http_malloc_worker_head(ngx_http_malloc_answer_t *a);
 #endif
 
 /* ngx_http_malloc_profile.c */

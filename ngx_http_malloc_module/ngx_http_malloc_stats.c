@@ -164,14 +164,10 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
 
     slot = &a->slot;
 
-    w = json_object();
+    w = ngx_http_malloc_worker_head(a);
     if (w == NULL) {
         return NULL;
     }
-
-    json_object_set_new(w, "worker", json_integer((json_int_t) a->worker));
-    json_object_set_new(w, "pid", slot->pid ? json_integer(slot->pid)
-                                            : json_null());
 
     if (!a->answered) {
         (*missing)++;
