@@ -108,9 +108,10 @@ done
 echo "== dump every worker's heap"
 run "curl -s -X POST -d '\"demo.heap\"' $URL/prof_dump"
 
-echo "== jeprof --text over both workers' dumps"
-echo "\$ jeprof --text $NGINX $PREFIX/dumps/demo.*.heap"
-jeprof --text "$NGINX" "$PREFIX"/dumps/demo.*.heap 2>/dev/null | head -15
+echo "== jeprof --text, straight from the admin location (both workers merged,"
+echo "== names resolved by the module: static code shows as nginx+0x...)"
+echo "\$ jeprof --text $URL/pprof/heap"
+HOME=$PREFIX jeprof --text "$URL/pprof/heap" 2>/dev/null | head -15
 echo
 
 cat <<EOF2
@@ -121,6 +122,9 @@ cat <<EOF2
   curl -s "http://127.0.0.1:$PORT/leak?mb=16"
   curl -s -X POST -d '"mine.heap"' $URL/prof_dump
   jeprof --text $NGINX $PREFIX/dumps/mine.*.heap
+  jeprof --text $URL/pprof/heap
+  go tool pprof -top $URL/pprof/heap.pb.gz
+  curl -s $URL/metrics
   curl -s -X POST -d false $URL/prof_active
 
 Press Ctrl-C to stop nginx.
