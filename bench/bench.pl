@@ -1321,7 +1321,61 @@ EOF
     $text .= "\n**error.log had " . scalar(@alerts) . " alert/crit "
            . "lines**, the first: `$alerts[0]`\n" if @alerts;
 
+    $text .= plot_commands(\%r, \@workers);
+
     return $text;
+}
+
+sub plot_commands {
+    my ($r, $workers) = @_;
+    my $png = $opt{quick} ? "$ROOT/build/benchmarks-commands-quick.png"
+                          : "$ROOT/docs/benchmarks-commands.png";
+
+    if (!`sh -c 'command -v gnuplot'`) {
+        unlink $png unless $opt{quick};
+        return "\nNo plot: gnuplot is not installed (Debian gnuplot-nox).\n";
+    }
+
+    my $dir = "$ROOT/build/bench-plot";
+    mkdir $dir;
+    my @curves;
+    for my $w (@$workers) {
+        for my $load (qw(idle load)) {
+            my @v = sorted(@{ $r->{lat}{$w}{$load} });
+            next unless @v;
+            my $n = @v;
+            my $file = "$dir/commands-$w-$load.dat";
+            spew($file, join('', map {
+                sprintf("%.4f %.6f\n", $v[$_] * 1e3, ($n - $_ - 1) / $n)
+            } 0 .. $#v - 1));
+            push @curves, sprintf("'%s' using 1:2 with lines lw 2 dt %d "
+                                  . "lc %d title '%d worker%s, %s'", $file,
+                                  $load eq 'idle' ? 2 : 1, $w,
+                                  $w, $w > 1 ? 's' : '', $load);
+        }
+    }
+
+    my $script = <<"EOF";
+set terminal pngcairo size 900,500 font ',10'
+set output '$png'
+set title 'POST prof_active, answered by every worker'
+set xlabel 'latency of one command, ms (log scale)'
+set ylabel 'share of commands slower (log scale)'
+set logscale xy
+set format y '%g'
+set yrange [1e-3:1]
+set key top right
+set grid
+plot @{[ join(", \\\n     ", @curves) ]}
+EOF
+    spew("$dir/commands.gp", $script);
+    my $out = cmd_out("gnuplot $dir/commands.gp");
+    return "\nNo plot: gnuplot failed: $out\n" if $? != 0;
+
+    my $rel = $opt{quick} ? $png : 'benchmarks-commands.png';
+    return "\nThe distribution of command latencies, per number of workers "
+         . "and traffic: the share of commands slower than a given latency "
+         . "(0.01 is the p99):\n\n![command latency distribution]($rel)\n";
 }
 
 
