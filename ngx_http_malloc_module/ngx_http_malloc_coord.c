@@ -325,6 +325,8 @@ ngx_http_malloc_coord_woken(ngx_event_t *ev)
     {
         ngx_http_malloc_coord_apply(mmcf, ev->log);
     }
+
+    ngx_http_malloc_wake_waiting();
 }
 
 
@@ -609,6 +611,8 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
 {
     int                          active;
     size_t                       lg;
+    uint64_t                     one;
+    ngx_uint_t                   poster;
     ngx_http_malloc_shm_t       *shm;
     ngx_http_malloc_slot_t      *slot;
     ngx_http_malloc_je_stats_t   st;
@@ -616,6 +620,7 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
     shm = mmcf->shm_zone->data;
     active = 0;
     lg = 0;
+    one = 1;
 
     (void) ngx_http_malloc_je_get_active(&active);
     (void) ngx_http_malloc_je_lg_sample(&lg);
@@ -640,7 +645,18 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
         slot->resident_before = before;
         slot->stats = st;
 
+        poster = shm->sh->poster;
+
         ngx_shmtx_unlock(&shm->shpool->mutex);
+
+        /* the poster's waiting request looks at once */
+
+        if (poster == ngx_worker) {
+            ngx_http_malloc_wake_waiting();
+
+        } else if (poster < mmcf->nwake) {
+            (void) write(mmcf->wake[poster], &one, sizeof(one));
+        }
     }
 
     ngx_http_malloc_applied = seq;
@@ -842,6 +858,7 @@ ngx_http_malloc_coord_post(ngx_http_malloc_main_conf_t *mmcf,
 
     shm->sh->busy = 1;
     shm->sh->busy_until = ngx_current_msec + timeout + 1000;
+    shm->sh->poster = ngx_worker;
 
     ngx_memory_barrier();
     shm->sh->seq = ctx->seq;

@@ -49,6 +49,7 @@ static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
 static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
 static ngx_int_t ngx_http_malloc_check(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_unqueue(ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_cleanup(void *data);
 static json_t *ngx_http_malloc_worker_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
@@ -63,6 +64,11 @@ static ngx_int_t ngx_http_malloc_unusable_json(ngx_http_request_t *r,
     json_t *json);
 static json_t *ngx_http_malloc_error_json(ngx_uint_t status,
     const char *code, const char *text);
+
+
+/* this worker's requests waiting for answers, woken by its eventfd */
+static ngx_queue_t  ngx_http_malloc_waiting;
+static ngx_uint_t   ngx_http_malloc_waiting_init;
 
 
 /* in the order of ngx_http_malloc_ep_e */
@@ -811,7 +817,64 @@ ngx_http_malloc_wait(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ctx->done = 0;
     ctx->wait.handler = ngx_http_malloc_wait_handler;
 
+    if (!ctx->queued) {
+        if (!ngx_http_malloc_waiting_init) {
+            ngx_queue_init(&ngx_http_malloc_waiting);
+            ngx_http_malloc_waiting_init = 1;
+        }
+
+        ngx_queue_insert_tail(&ngx_http_malloc_waiting, &ctx->queue);
+        ctx->queued = 1;
+    }
+
     return ngx_http_malloc_check(r, ctx);
+}
+
+
+/*
+ * A worker answered this worker's command (it writes to our eventfd):
+ * the waiting requests look at the slots now rather than at their next
+ * poll.
+ */
+
+void
+ngx_http_malloc_wake_waiting(void)
+{
+    ngx_queue_t            *q;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    if (!ngx_http_malloc_waiting_init) {
+        return;
+    }
+
+    for (q = ngx_queue_head(&ngx_http_malloc_waiting);
+         q != ngx_queue_sentinel(&ngx_http_malloc_waiting);
+         q = ngx_queue_next(q))
+    {
+        ctx = ngx_queue_data(q, ngx_http_malloc_ctx_t, queue);
+
+        if (!ctx->wait.posted) {
+            ngx_post_event(&ctx->wait, &ngx_posted_events);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_unqueue(ngx_http_malloc_ctx_t *ctx)
+{
+    if (ctx->wait.timer_set) {
+        ngx_del_timer(&ctx->wait);
+    }
+
+    if (ctx->wait.posted) {
+        ngx_delete_posted_event(&ctx->wait);
+    }
+
+    if (ctx->queued) {
+        ngx_queue_remove(&ctx->queue);
+        ctx->queued = 0;
+    }
 }
 
 
@@ -866,6 +929,8 @@ ngx_http_malloc_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
         return NGX_DONE;
     }
 
+    ngx_http_malloc_unqueue(ctx);
+
     ctx->done = 1;
     ngx_http_malloc_coord_release(mmcf, ctx->seq);
 
@@ -884,9 +949,7 @@ ngx_http_malloc_cleanup(void *data)
 
     ngx_http_malloc_main_conf_t  *mmcf;
 
-    if (ctx->wait.timer_set) {
-        ngx_del_timer(&ctx->wait);
-    }
+    ngx_http_malloc_unqueue(ctx);
 
     if (!ctx->done) {
         mmcf = ngx_http_get_module_main_conf(ctx->request,

@@ -138,6 +138,7 @@ typedef struct {
     ngx_int_t                   arg;           /* lg_sample of a reset */
     ngx_uint_t                  busy;
     ngx_msec_t                  busy_until;
+    ngx_uint_t                  poster;        /* worker that waits */
     ngx_pid_t                   target;        /* the worker that dumps,
                                                   0: all of them */
     time_t                      snapshot_next; /* 0: not scheduled yet */
@@ -167,6 +168,8 @@ typedef struct {
     ngx_uint_t                  done;           /* unsigned done:1; */
     ngx_msec_t                  deadline;
     ngx_event_t                 wait;
+    ngx_queue_t                 queue;          /* in the waiting list */
+    ngx_uint_t                  queued;         /* unsigned queued:1; */
     ngx_http_malloc_profile_t  *profile;        /* profile requests */
     u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
 } ngx_http_malloc_ctx_t;
@@ -216,6 +219,7 @@ ngx_int_t ngx_http_malloc_hold(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 ngx_int_t ngx_http_malloc_wait(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
+void ngx_http_malloc_wake_waiting(void);
 ngx_int_t ngx_http_malloc_respond(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 ngx_http_malloc_answer_t *ngx_http_malloc_answers(ngx_http_request_t *r,
