@@ -103,7 +103,7 @@ $(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
 	    ngx_http_malloc_module/ngx_http_malloc_arena.c
 
-# about 4 minutes on 2 cores; bench-quick about 1 minute, into build/
+# about 7 minutes on 2 cores; bench-quick about 2 minutes, into build/
 bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
 	perl bench/bench.pl
 

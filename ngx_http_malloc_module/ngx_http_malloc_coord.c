@@ -81,6 +81,7 @@ ngx_http_malloc_coord_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 {
     ngx_http_malloc_shm_t  *oshm = data;
 
+    int                     active;
     ngx_http_malloc_shm_t  *shm;
 
     shm = shm_zone->data;
@@ -108,6 +109,17 @@ ngx_http_malloc_coord_init_zone(ngx_shm_zone_t *shm_zone, void *data)
     shm->shpool->log_nomem = 0;
 
     shm->sh->lg_sample = -1;
+
+    /*
+     * the desired state starts as the environment set it (MALLOC_CONF
+     * prof_active:true), so that no command turns profiling off unasked
+     */
+
+    if (ngx_http_malloc_je_probe()->state == NGX_HTTP_MALLOC_JE_OK
+        && ngx_http_malloc_je_get_active(&active) == 0)
+    {
+        shm->sh->prof_active = active;
+    }
 
     return NGX_OK;
 }

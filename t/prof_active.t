@@ -114,4 +114,17 @@ $t = MallocTest->new(workers => 1, admin => 'write=off')->start;
 is($t->post('/malloc/prof_active', 'true')->{status}, 403, 'write=off');
 $t->stop;
 
+# started with prof_active:true: that is the desired state, and a read
+# (here a profile, which dumps every worker) never turns it off
+
+$t = MallocTest->new(workers => 2,
+                     malloc_conf => 'prof:true,prof_active:true')->start;
+ok($t->get('/malloc/prof_active')->{json}{prof_active},
+   'MALLOC_CONF prof_active:true is the desired state');
+is($t->get('/malloc/heap')->{status}, 200, 'a profile');
+is_deeply([values %{$t->states_by_worker}], [1, 1],
+          'still profiling in every worker after it');
+$t->no_alerts;
+$t->stop;
+
 done_testing;

@@ -212,6 +212,8 @@ sub start {
 
     poll_until(10, sub { -s "$self->{prefix}/logs/nginx.pid" })
         or die "no pid file";
+    # kept: the prefix (and its pid file) may be gone before DESTROY runs
+    $self->{master} = $self->master_pid;
     poll_until(10, sub { $self->worker_pids == $self->{workers} })
         or die "workers did not start";
     poll_until(10, sub {
@@ -268,7 +270,7 @@ sub reload {
 sub stop {
     my ($self) = @_;
     return unless $self->{started};
-    my $master = $self->master_pid;
+    my $master = $self->master_pid // $self->{master};
     $self->{started} = 0;
     return unless $master;
     kill 'TERM', $master;
