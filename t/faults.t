@@ -35,10 +35,7 @@ sub fds {
 sub send_from {
     my ($t, $lport, $method, $path, $body) = @_;
     $body //= '';
-    my $s = IO::Socket::INET->new(
-        PeerAddr => '127.0.0.1', PeerPort => $t->port,
-        LocalAddr => '127.0.0.1', LocalPort => $lport, ReuseAddr => 1)
-        or die "connect from $lport: $!";
+    my $s = $t->connect_from($lport) or die "connect from $lport: $!";
     print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
         . "Content-Length: " . length($body) . "\r\n\r\n$body";
     return $s;

@@ -35,10 +35,7 @@ sub ask {
 
 sub raw_to_live {
     my ($text) = @_;
-    my $s = IO::Socket::INET->new(
-        PeerAddr => '127.0.0.1', PeerPort => $t->port,
-        LocalAddr => '127.0.0.1', LocalPort => $ports[$next++ % @ports],
-        ReuseAddr => 1) or die "$!";
+    my $s = $t->connect_from($ports[$next++ % @ports]) or die "$!";
     print $s $text;
     return $s;
 }

@@ -301,10 +301,8 @@ sub http {
 # port decides which worker's socket takes the connection
 sub http_from {
     my ($self, $lport, $method, $path, $body, $timeout) = @_;
-    my $s = IO::Socket::INET->new(
-        PeerAddr => '127.0.0.1', PeerPort => $self->{port},
-        LocalAddr => '127.0.0.1', LocalPort => $lport, ReuseAddr => 1,
-        Timeout => 5) or return { status => 599, content => "$!" };
+    my $s = $self->connect_from($lport)
+        or return { status => 599, content => "$!" };
     $body //= '';
     print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
         . "Content-Length: " . length($body) . "\r\n\r\n$body";
@@ -326,14 +324,49 @@ sub http_from {
              json => json_decode($content // '') };
 }
 
-# local ports whose connections land on the worker "pid"
+# A connection from a chosen local port.  The port may still be taken by
+# an earlier connection of the test (open, or in TIME_WAIT on our side):
+# then another port known to reach the same worker serves instead.
+sub connect_from {
+    my ($self, $lport) = @_;
+    my $pid = $self->{port_pid}{$lport};
+    my @try = ($lport, defined $pid
+        ? grep { $_ != $lport && $self->{port_pid}{$_} == $pid }
+               sort { $a <=> $b } keys %{$self->{port_pid}}
+        : ());
+    for my $p (@try) {
+        my $s = IO::Socket::INET->new(
+            PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+            LocalAddr => '127.0.0.1', LocalPort => $p, ReuseAddr => 1,
+            Timeout => 5);
+        return $s if $s;
+    }
+    return undef;
+}
+
+# local ports whose connections land on the worker "pid"; below the
+# kernel's ephemeral range, so no other connection picks them; a few more
+# than asked for are remembered, for connect_from
 sub ports_to {
     my ($self, $pid, $count) = @_;
     my @ports;
-    for my $lport (41000 .. 42000) {
-        my $r = $self->http_from($lport, 'GET', '/t/state');
-        push @ports, $lport if $r->{json} && $r->{json}{pid} == $pid;
-        last if @ports >= $count;
+    my $found = 0;
+    for my $lport (21000 .. 23000) {
+        next if exists $self->{port_pid}{$lport};
+        my $s = IO::Socket::INET->new(
+            PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+            LocalAddr => '127.0.0.1', LocalPort => $lport, ReuseAddr => 1,
+            Timeout => 5) or next;
+        print $s "GET /t/state HTTP/1.0\r\n\r\n";
+        local $/;
+        my $text = <$s> // '';
+        close $s;
+        my ($json) = $text =~ /\r\n\r\n(.*)/s;
+        my $r = json_decode($json // '') or next;
+        $self->{port_pid}{$lport} = $r->{pid};
+        next unless $r->{pid} == $pid;
+        push @ports, $lport if @ports < $count;
+        last if ++$found >= $count * 3;
     }
     return @ports;
 }
