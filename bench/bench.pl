@@ -1470,7 +1470,7 @@ $doc .= <<'EOF';
 
 | change | measured by | before | after |
 |---|---|---|---|
-| Dumps and profile building moved from the event loop to nginx's thread pool (commit 4a6da76) | section 3, 50000 stacks, the probe's max latency while profiles are served | about 500 ms: the worker stalled for the whole dump, parse and encode | 5.8 ms max, p99 0.5 ms in the same probe; now section 3's figures |
+| Dumps and profile building moved from the event loop to nginx's thread pool (commit 4a6da76) | section 3, 50000 stacks, the probe's max latency while profiles are served | the worker served nothing else for the whole dump, parse and encode: 0.4 to 0.6 s per 50k-stack profile, measured with a one-off probe before `make bench` existed | 5.8 ms max, p99 0.5 ms in the same probe; now section 3's figures |
 | A worker's answer wakes the waiting request through the poster's eventfd, instead of the request polling every 5 ms (commit 968b4a5) | section 7, `POST prof_active` | p50 5.35 ms idle with 2 workers; p99 28.7 ms with 8 workers under load (run at commit 9f239ed) | section 7's figures: p50 under 1 ms idle, p99 with 8 workers under load 5 to 9 ms in the runs since |
 
 Where a target above is missed, what was found so far: in section 6 the

@@ -508,8 +508,8 @@ ngx_http_malloc_post_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
 /*
  * Sampling more often than one sample per 4 KiB costs nginx much of its
- * throughput (every sample records a backtrace; lg_sample 0 halved it
- * here): such values need "force": true.
+ * throughput (every sample records a backtrace): such values need
+ * "force": true.
  */
 
 static ngx_int_t
@@ -959,7 +959,7 @@ ngx_http_malloc_cleanup(void *data)
 
         if (ctx->profile != NULL && ctx->cmd == NGX_HTTP_MALLOC_CMD_DUMP) {
             /* the hidden dumps written so far; the rest are not written */
-            ngx_http_malloc_profile_abort(ctx->request, ctx);
+            ngx_http_malloc_profile_unlink(ctx->request, ctx);
         }
     }
 }

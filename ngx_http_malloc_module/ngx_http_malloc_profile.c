@@ -83,8 +83,6 @@ static void ngx_http_malloc_profile_fail(ngx_http_malloc_profile_t *pf,
 static void ngx_http_malloc_profile_build(ngx_http_malloc_profile_t *pf);
 static ngx_int_t ngx_http_malloc_profile_read(ngx_http_malloc_profile_t *pf,
     const char *path, ngx_http_malloc_heap_t *heap);
-static void ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_profile_maps(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_resolver_t *rs);
 static void ngx_http_malloc_profile_proto(ngx_http_malloc_profile_t *pf,
@@ -111,7 +109,7 @@ static pthread_mutex_t             ngx_http_malloc_symbols_mutex =
 ngx_int_t
 ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 {
-    ngx_int_t                     n, rc;
+    ngx_int_t                     n;
     ngx_str_t                     arg;
     ngx_uint_t                    i, nw, found;
     ngx_pool_cleanup_t           *cln;
@@ -217,9 +215,7 @@ ngx_http_malloc_profile_get(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ngx_http_malloc_sweep(ngx_http_get_module_main_conf(r,
                               ngx_http_malloc_module), r->connection->log);
 
-    rc = ngx_http_malloc_profile_post(r, ctx);
-
-    return rc;
+    return ngx_http_malloc_profile_post(r, ctx);
 }
 
 
@@ -704,19 +700,12 @@ ngx_http_malloc_profile_read(ngx_http_malloc_profile_t *pf, const char *path,
 }
 
 
-/* a request that ends before its dumps are read: they go with it */
+/*
+ * The hidden dumps never outlive the request that asked for them, even
+ * one that ends before it reads them.
+ */
 
 void
-ngx_http_malloc_profile_abort(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_http_malloc_profile_unlink(r, ctx);
-}
-
-
-/* the hidden dumps never outlive the request that asked for them */
-
-static void
 ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx)
 {

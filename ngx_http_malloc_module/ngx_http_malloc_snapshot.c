@@ -285,13 +285,13 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
         }
     }
 
-    for (i = 0; i < n && !mmcf->snapshot->pprof; i++) {
+    for (i = 0; i < n && (failed || !mmcf->snapshot->pprof); i++) {
 
         if (!answers[i].answered) {
             continue;
         }
 
-        /* heap: every worker's dump, named, or nothing */
+        /* every worker's dump, or nothing; heap: named now */
 
         (void) ngx_http_malloc_path_expand((char *) ngx_http_malloc_snap_tmpl,
                                            (long) answers[i].slot.pid, name,
@@ -317,10 +317,12 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     if (failed) {
+        ngx_destroy_pool(pool);
+        ngx_http_malloc_snap_seq = 0;
+
         ngx_http_malloc_snapshot_result(mmcf, 0, "a worker did not dump "
                                         "its heap (see the lines above)",
                                         log);
-        ngx_http_malloc_snapshot_merge(mmcf, answers, 0, pool, log);
         return;
     }
 
@@ -336,10 +338,7 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
 }
 
 
-/*
- * Merges the workers' hidden dumps into snapshot-<time>.pb.gz; with n == 0
- * it only removes what a failed snapshot left.
- */
+/* merges the workers' hidden dumps into snapshot-<time>.pb.gz */
 
 static void
 ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
@@ -382,13 +381,6 @@ ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
                          &mmcf->dump_dir->name, name);
         *p = '\0';
         k++;
-    }
-
-    if (n == 0) {
-        /* a failed snapshot's hidden dumps go with a later sweep */
-        ngx_destroy_pool(pool);
-        ngx_http_malloc_snap_seq = 0;
-        return;
     }
 
     p = ngx_snprintf((u_char *) st->out, sizeof(st->out) - 1,

@@ -38,7 +38,8 @@ static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
 static ngx_int_t ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
     ngx_http_malloc_answer_t *answers, ngx_uint_t n);
 static u_char *ngx_http_malloc_stats_series(u_char *p, u_char *last,
-    const char *name, ngx_http_malloc_answer_t *a, size_t value);
+    const char *name, const char *unit, ngx_http_malloc_answer_t *a,
+    size_t value);
 
 
 static ngx_http_malloc_figure_t  ngx_http_malloc_figures[] = {
@@ -77,7 +78,7 @@ static ngx_http_malloc_figure_t  ngx_http_malloc_figures[] = {
 ngx_int_t
 ngx_http_malloc_stats_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 {
-    size_t                        *total, *value;
+    size_t                        *value;
     json_t                        *json, *workers, *totals, *w;
     ngx_uint_t                     i, k, n, missing, status;
     ngx_http_malloc_answer_t      *answers;
@@ -121,8 +122,7 @@ ngx_http_malloc_stats_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
         for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
             value = (size_t *) ((u_char *) &answers[i].slot.stats
                                 + ngx_http_malloc_figures[k].offset);
-            total = &sums[k];
-            *total += *value;
+            sums[k] += *value;
         }
     }
 
@@ -283,7 +283,7 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
 
             p = ngx_http_malloc_stats_series(p, last,
                                              ngx_http_malloc_figures[k].name,
-                                             &answers[i], *value);
+                                             "_bytes", &answers[i], *value);
         }
     }
 
@@ -294,7 +294,7 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
 
     for (i = 0; i < n; i++) {
         if (answers[i].answered) {
-            p = ngx_http_malloc_stats_series(p, last, "prof_active",
+            p = ngx_http_malloc_stats_series(p, last, "prof_active", "",
                                              &answers[i],
                                              answers[i].slot.prof_active);
         }
@@ -308,7 +308,7 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
     for (i = 0; i < n; i++) {
         if (answers[i].answered) {
             p = ngx_http_malloc_stats_series(p, last, "sample_interval",
-                                  &answers[i],
+                                  "_bytes", &answers[i],
                                   (size_t) 1 << answers[i].slot.lg_sample);
         }
     }
@@ -319,8 +319,8 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
                      "# TYPE nginx_malloc_worker_up gauge\n");
 
     for (i = 0; i < n; i++) {
-        p = ngx_http_malloc_stats_series(p, last, "worker_up", &answers[i],
-                                         answers[i].answered);
+        p = ngx_http_malloc_stats_series(p, last, "worker_up", "",
+                                         &answers[i], answers[i].answered);
     }
 
     return ngx_http_malloc_send_data(r,
@@ -331,15 +331,8 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
 
 static u_char *
 ngx_http_malloc_stats_series(u_char *p, u_char *last, const char *name,
-    ngx_http_malloc_answer_t *a, size_t value)
+    const char *unit, ngx_http_malloc_answer_t *a, size_t value)
 {
-    const char  *unit;
-
-    /* the figures are bytes; the other series carry their own names */
-
-    unit = (ngx_strcmp(name, "prof_active") == 0
-            || ngx_strcmp(name, "worker_up") == 0) ? "" : "_bytes";
-
     return ngx_slprintf(p, last, "nginx_malloc_%s%s{worker=\"%ui\","
                         "pid=\"%P\"} %uz\n", name, unit, a->worker,
                         a->slot.pid, value);
