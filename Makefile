@@ -3,6 +3,7 @@
 #   make          build build/ngx_http_malloc_module.so
 #   make test     install what is missing, build, run every test
 #   make demo     build and run a real nginx on jemalloc with the module
+#   make deb      build the Debian package into build/
 #   make bench    measure on this machine, rewrite docs/benchmarks.md
 
 SHELL     := /bin/bash
@@ -27,11 +28,14 @@ DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
 	         libclang-rt-14-dev golang-go prometheus
+# make deb: the tools; the package's own build dependencies come from
+# debian/control
+DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
 # for make bench's plot only: four small packages
 BENCH_PKGS := gnuplot-nox
 
 .PHONY: all deps test unit fuzz fuzz-smoke demo clean bench bench-quick \
-        bench-deps soak test-ubsan
+        bench-deps soak test-ubsan deb
 
 all: $(MODULE)
 
@@ -85,8 +89,27 @@ fuzz: $(FUZZ)
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=5
 
-test: deps $(MODULE) $(UNIT) fuzz-smoke
+test: deps $(MODULE) $(UNIT) fuzz-smoke deb
 	prove -r t
+
+# dpkg-buildpackage writes next to the source tree, so it builds a copy
+# in build/deb/ (the working tree stays clean); the packages land in
+# build/.  t/deb.t installs, drives and purges the result.
+DEB_DIR := $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/libnginx-mod-http-malloc
+
+deb:
+	@sh .ci/deps.sh $(DEB_TOOLS)
+	@rm -rf $(DEB_DIR) $(BUILD)/libnginx-mod-http-malloc*.deb
+	@mkdir -p $(DEB_SRC)
+	tar -C $(CURDIR) --exclude=./build --exclude=./build-ubsan \
+	    --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -
+	@sh .ci/builddeps.sh $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b \
+	    > $(DEB_DIR)/build.log 2>&1 \
+	    || { tail -40 $(DEB_DIR)/build.log; exit 1; }
+	cp $(DEB_DIR)/*.deb $(BUILD)/
+	@ls $(BUILD)/*.deb
 
 demo: deps $(MODULE)
 	sh t/demo.sh

@@ -26,6 +26,7 @@ static void ngx_http_malloc_coord_close_wake(void *data);
 static void ngx_http_malloc_coord_timer(ngx_event_t *ev);
 static void ngx_http_malloc_coord_woken(ngx_event_t *ev);
 static void ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf);
+static void ngx_http_malloc_coord_signal(int fd);
 static void ngx_http_malloc_coord_apply(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_coord_name(u_char *tmpl, char *name);
@@ -322,7 +323,10 @@ ngx_http_malloc_coord_woken(ngx_event_t *ev)
     c = ev->data;
 
     /* level-triggered: drain the counter, however many posts it holds */
-    (void) read(c->fd, &n, sizeof(n));
+    if (read(c->fd, &n, sizeof(n)) == -1 && ngx_errno != NGX_EAGAIN) {
+        ngx_log_error(NGX_LOG_ALERT, ev->log, ngx_errno,
+                      "read() from eventfd failed");
+    }
 
     if (ngx_exiting || ngx_quit || ngx_terminate) {
         return;
@@ -345,16 +349,28 @@ ngx_http_malloc_coord_woken(ngx_event_t *ev)
 static void
 ngx_http_malloc_coord_wake(ngx_http_malloc_main_conf_t *mmcf)
 {
-    uint64_t    one;
     ngx_uint_t  i;
-
-    one = 1;
 
     for (i = 0; i < mmcf->nwake; i++) {
         if (i != ngx_worker) {
-            /* EAGAIN: the counter is already set, the worker will come */
-            (void) write(mmcf->wake[i], &one, sizeof(one));
+            ngx_http_malloc_coord_signal(mmcf->wake[i]);
         }
+    }
+}
+
+
+static void
+ngx_http_malloc_coord_signal(int fd)
+{
+    uint64_t  one;
+
+    one = 1;
+
+    /* EAGAIN: the counter is already set, the worker will come */
+
+    if (write(fd, &one, sizeof(one)) == -1 && ngx_errno != NGX_EAGAIN) {
+        ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, ngx_errno,
+                      "write() to eventfd failed");
     }
 }
 
@@ -623,7 +639,6 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
 {
     int                          active;
     size_t                       lg;
-    uint64_t                     one;
     ngx_uint_t                   poster;
     ngx_http_malloc_shm_t       *shm;
     ngx_http_malloc_slot_t      *slot;
@@ -632,7 +647,6 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
     shm = mmcf->shm_zone->data;
     active = 0;
     lg = 0;
-    one = 1;
 
     (void) ngx_http_malloc_je_get_active(&active);
     (void) ngx_http_malloc_je_lg_sample(&lg);
@@ -667,7 +681,7 @@ ngx_http_malloc_coord_answer(ngx_http_malloc_main_conf_t *mmcf,
             ngx_http_malloc_wake_waiting();
 
         } else if (poster < mmcf->nwake) {
-            (void) write(mmcf->wake[poster], &one, sizeof(one));
+            ngx_http_malloc_coord_signal(mmcf->wake[poster]);
         }
     }
 

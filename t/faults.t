@@ -15,15 +15,7 @@ use lib "$FindBin::Bin/lib";
 use IO::Socket::INET;
 use Test::More;
 use Time::HiRes qw(sleep time);
-use MallocTest qw(poll_until json_decode);
-
-# alive and not a zombie
-sub alive {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/stat" or return 0;
-    my $stat = <$fh> // return 0;
-    return $stat !~ /^\d+ \(.*\) [ZX] /;
-}
+use MallocTest qw(poll_until json_decode alive);
 
 sub fds {
     my ($pid) = @_;

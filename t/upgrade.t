@@ -16,7 +16,7 @@ use lib "$FindBin::Bin/lib";
 use IO::Socket::INET;
 use Test::More;
 use Time::HiRes qw(sleep time);
-use MallocTest qw(poll_until);
+use MallocTest qw(poll_until alive);
 
 my $t = MallocTest->new(workers => 2)->start;
 my $prefix = $t->prefix;
@@ -40,14 +40,6 @@ sub children {
         push @pids, $pid if $ppid == $parent;
     }
     return sort { $a <=> $b } @pids;
-}
-
-# alive and not a zombie
-sub alive {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/stat" or return 0;
-    my $stat = <$fh> // return 0;
-    return $stat !~ /^\d+ \(.*\) [ZX] /;
 }
 
 # traffic during the whole upgrade, from a child: one GET / after another,

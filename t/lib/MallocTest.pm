@@ -18,7 +18,7 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
 
-our @EXPORT_OK = qw(json_decode poll_until);
+our @EXPORT_OK = qw(json_decode poll_until free_port alive);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
@@ -49,6 +49,15 @@ sub poll_until {
         return undef if time() > $end;
         sleep 0.02;
     }
+}
+
+# the process exists and is not a zombie (an orphan that init has not
+# reaped yet)
+sub alive {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/stat" or return 0;
+    my $stat = <$fh> // return 0;
+    return $stat !~ /^\d+ \(.*\) [ZX] /;
 }
 
 sub free_port {

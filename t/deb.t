@@ -1,0 +1,390 @@
+#!/usr/bin/perl
+
+# The Debian package on this machine, as an operator uses it: lintian
+# finds nothing; apt installs build/libnginx-mod-http-malloc_*.deb; the
+# system nginx (/usr/sbin/nginx with /etc/nginx/nginx.conf, which loads
+# the module through modules-enabled) runs on a loopback port with a test
+# site and the environment of the example systemd drop-in; the admin API
+# works end to end in every worker, and jeprof and go tool pprof read what
+# it serves.  Then remove and purge: the module is no longer loaded,
+# nothing of the package is left, nginx still starts.  The machine's
+# /etc/nginx, logs and /var/lib/nginx are put back as they were.
+#
+# Needs root and the package (make test builds it with make deb).  It
+# skips rather than disturb an nginx that runs or a package installed by
+# somebody else.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use File::Temp qw(tempdir);
+use HTTP::Tiny;
+use IO::Socket::INET;
+use POSIX qw(WNOHANG);
+use Test::More;
+use MallocTest qw(json_decode poll_until free_port alive);
+
+my $pkg = 'libnginx-mod-http-malloc';
+my $root = "$FindBin::Bin/..";
+my ($deb) = glob "$root/build/${pkg}_*.deb";
+my $pidfile = '/run/nginx.pid';
+my $dump_dir = '/var/lib/nginx/malloc';
+my $link = '/etc/nginx/modules-enabled/50-mod-http-malloc.conf';
+my $site = '/etc/nginx/sites-enabled/malloc-test';
+my $example = "/usr/share/doc/$pkg/examples/jemalloc.conf";
+my $default_site = '/etc/nginx/sites-enabled/default';
+
+plan skip_all => 'installs a package: needs root' if $> != 0;
+plan skip_all => "no package: run make deb" unless defined $deb;
+plan skip_all => "$pkg is installed here already; not touching it"
+    if installed();
+plan skip_all => "the system nginx is running ($pidfile); not touching it"
+    if nginx_running();
+
+$ENV{DEBIAN_FRONTEND} = 'noninteractive';
+
+# jeprof and go tool pprof keep their caches under $HOME
+my $saved = tempdir(CLEANUP => 1);
+$ENV{HOME} = $saved;
+$ENV{PPROF_TMPDIR} = "$saved/pprof";
+
+# nginx daemonizes as nginx.service has it do; its master, orphaned,
+# becomes our child (PR_SET_CHILD_SUBREAPER, 36) and is reaped here,
+# where init might not reap it
+require 'sys/syscall.ph';
+syscall(&SYS_prctl, 36, 1, 0, 0, 0);
+
+# what the test changes, saved first; END puts it back, pass or fail
+
+my (%log_size, %var_lib, $moved_dump_dir, $etc_saved);
+
+system('cp', '-a', '/etc/nginx', "$saved/etc-nginx") == 0
+    or BAIL_OUT('cannot save /etc/nginx');
+$etc_saved = 1;
+
+for my $log (glob '/var/log/nginx/*.log') {
+    $log_size{$log} = -s $log;
+}
+
+for my $dir (glob '/var/lib/nginx/*') {
+    my @st = stat $dir or next;
+    $var_lib{$dir} = [$st[2] & 07777, $st[4], $st[5]];
+}
+
+# earlier tests may have made the default dump directory: purging the
+# package removes it, so it steps aside until the end
+if (-e $dump_dir) {
+    $moved_dump_dir = "$dump_dir.deb-test.$$";
+    rename $dump_dir, $moved_dump_dir or BAIL_OUT("rename $dump_dir: $!");
+}
+
+END { restore() if $etc_saved }
+
+###############################################################################
+
+SKIP: {
+    skip 'lintian is not installed', 1 unless have('lintian');
+    my $out = `lintian --allow-root --fail-on error,warning $deb 2>&1`;
+    is($? >> 8, 0, 'lintian: no error, no warning') or diag($out);
+}
+
+my $build_log = read_file("$root/build/deb/build.log") // '';
+unlike($build_log, qr/\bwarning:/, 'the package builds without a warning');
+
+my $out = `apt-get install -y $deb 2>&1`;
+is($? >> 8, 0, 'apt-get install ./the.deb') or diag($out);
+ok(installed(), 'dpkg: installed');
+
+my $depends = `dpkg-query -W -f '\${Depends}' $pkg`;
+like($depends, qr/\bnginx-abi-1\.22\.1-\d+\b/,
+     "depends on the nginx ABI it was built for ($depends)");
+like($depends, qr/\blibjansson4\b/, 'depends on libjansson4');
+unlike($depends, qr/jemalloc/, 'does not depend on jemalloc (recommends)');
+
+my @files = grep { -f $_ || -l $_ } split /\n/, `dpkg -L $pkg`;
+ok(-f '/usr/lib/nginx/modules/ngx_http_malloc_module.so',
+   'the module is in /usr/lib/nginx/modules');
+is(readlink $link, '/usr/share/nginx/modules-available/mod-http-malloc.conf',
+   'enabled in modules-enabled, like Debian\'s own module packages');
+is(read_file($link), "load_module modules/ngx_http_malloc_module.so;\n",
+   'the load file');
+ok(-f $example, 'the systemd drop-in is shipped as an example');
+
+# the drop-in, checked by systemd against Debian's nginx.service
+
+my %env = drop_in_env($example);
+my $multiarch = `dpkg-architecture -qDEB_HOST_MULTIARCH`;
+chomp $multiarch;
+is($env{LD_PRELOAD}, "/usr/lib/$multiarch/libjemalloc.so.2",
+   'drop-in: LD_PRELOAD');
+is($env{MALLOC_CONF}, 'prof:true,prof_active:false', 'drop-in: MALLOC_CONF');
+
+SKIP: {
+    skip 'systemd-analyze is not installed', 1
+        unless have('systemd-analyze') && -f '/lib/systemd/system/nginx.service';
+    my $units = "$saved/units";
+    mkdir $units;
+    mkdir "$units/nginx.service.d";
+    system('cp', '/lib/systemd/system/nginx.service', $units);
+    system('cp', $example, "$units/nginx.service.d/");
+    my $verify = `SYSTEMD_UNIT_PATH=$units: systemd-analyze verify $units/nginx.service 2>&1`;
+    is($verify, '', 'systemd-analyze verify: nginx.service with the drop-in');
+}
+
+# the system nginx, with only a loopback test site, started the way
+# nginx.service starts it, in the drop-in's environment
+
+my $port = free_port();
+
+system('mv', $default_site, "$saved/default-site") if -e $default_site;
+write_file($site, <<"EOF");
+server {
+    listen 127.0.0.1:$port;
+
+    location / {
+        return 200 "hello\\n";
+    }
+
+    location /malloc/ {
+        malloc_admin write=on;
+        allow 127.0.0.1;
+        deny all;
+    }
+}
+EOF
+
+start_nginx(%env);
+
+my $r = get('/');
+is($r->{status}, 200, 'the site answers');
+is($r->{content}, "hello\n", 'the site is unchanged');
+
+$r = get('/malloc/');
+is($r->{status}, 200, 'GET /malloc/');
+my $state = json_decode($r->{content});
+is($state->{jemalloc}{state}, 'ok', 'nginx runs on jemalloc');
+is($state->{dump_dir}, $dump_dir, "dumps go to $dump_dir by default");
+my $workers = @{$state->{workers}};
+cmp_ok($workers, '>=', 2, "worker_processes auto: $workers workers");
+
+ok(-d $dump_dir && (stat $dump_dir)[4] == getpwnam('www-data'),
+   'the dump directory is made, owned by www-data');
+
+# sampling on in every worker, everything sampled, memory held by
+# connections that are in the middle of their request headers
+
+$r = post('/malloc/prof_active', 'true');
+is($r->{status}, 200, 'POST prof_active true');
+ok(poll_until(5, sub { all_active(1) }), 'sampling is on in every worker');
+
+$r = post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}');
+is($r->{status}, 200, 'POST prof_reset: sample every allocation');
+
+my @held;
+for (1 .. 40) {
+    my $s = IO::Socket::INET->new("127.0.0.1:$port") or last;
+    print $s "GET / HTTP/1.1\r\nHost: localhost\r\nX-Held: $_\r\n";
+    push @held, $s;
+}
+is(scalar @held, 40, '40 connections hold a request each');
+get('/') for 1 .. 50;
+
+$r = post('/malloc/prof_dump', '"/var/lib/nginx/malloc/deb-test.heap"');
+is($r->{status}, 200, 'POST prof_dump, Lighthouse\'s body');
+my @dumps = map { $_->{path} } @{json_decode($r->{content})->{workers}};
+is(scalar @dumps, $workers, 'a dump per worker');
+for my $d (@dumps) {
+    my @st = stat $d;
+    ok(@st && $st[4] == getpwnam('www-data') && ($st[2] & 0777) == 0600,
+       "$d: www-data's, 0600");
+}
+
+my $jeprof = `jeprof --text /usr/sbin/nginx @dumps 2>&1`;
+like($jeprof, qr/\bngx_\w+/, 'jeprof on the dumps names nginx functions')
+    or diag($jeprof);
+
+$jeprof = `jeprof --text http://127.0.0.1:$port/malloc/pprof/heap 2>&1`;
+like($jeprof, qr/\bngx_\w+/, 'jeprof on the URL names nginx functions')
+    or diag($jeprof);
+
+SKIP: {
+    skip 'go is not installed (golang-go)', 1 unless have('go');
+    my $pprof = `go tool pprof -top -sample_index=inuse_space http://127.0.0.1:$port/malloc/pprof/heap.pb.gz 2>&1`;
+    like($pprof, qr/\bngx_\w+/, 'go tool pprof names nginx functions')
+        or diag($pprof);
+}
+
+close $_ for @held;
+
+$r = get('/malloc/metrics');
+is($r->{status}, 200, 'GET metrics');
+like($r->{content}, qr/^nginx_malloc_allocated_bytes\{worker="0"/m,
+     'Prometheus metrics of the workers');
+
+$r = post('/malloc/prof_active', 'false');
+is($r->{status}, 200, 'POST prof_active false');
+ok(poll_until(5, sub { all_active(0) }), 'sampling is off in every worker');
+
+my $error_log = read_file('/var/log/nginx/error.log') // '';
+my $new_lines = substr $error_log, $log_size{'/var/log/nginx/error.log'} // 0;
+unlike($new_lines, qr/\[(alert|crit|emerg)\]/, 'no alert in error.log')
+    or diag($new_lines);
+
+stop_nginx();
+
+# remove: the module is no longer loaded, the dumps stay
+
+write_file($site, <<"EOF");
+server {
+    listen 127.0.0.1:$port;
+    location / {
+        return 200 "hello\\n";
+    }
+}
+EOF
+
+$out = `apt-get remove -y $pkg 2>&1`;
+is($? >> 8, 0, 'apt-get remove') or diag($out);
+ok(!-e $link && -l "$link.removed", 'remove: the load file is disabled');
+ok(-e $dumps[0], 'remove: the dumps stay');
+is(system('/usr/sbin/nginx -t -q'), 0, 'remove: nginx -t passes');
+
+# purge: nothing left behind
+
+$out = `apt-get purge -y $pkg 2>&1`;
+is($? >> 8, 0, 'apt-get purge') or diag($out);
+ok(!installed(), 'dpkg: not installed, no configuration left');
+is_deeply([grep { -e $_ || -l $_ } @files], [],
+          'purge: none of the package\'s files is left');
+ok(!-e "/usr/share/doc/$pkg", 'purge: no doc directory');
+ok(!-e $link && !-l $link && !-l "$link.removed",
+   'purge: no link in modules-enabled');
+ok(!-e $dump_dir, "purge: $dump_dir is gone");
+
+start_nginx();
+$r = get('/');
+is($r->{status}, 200, 'after purge: the system nginx starts and serves');
+stop_nginx();
+
+unlink $site;
+system('mv', "$saved/default-site", $default_site)
+    if -e "$saved/default-site";
+is(`diff -r --no-dereference /etc/nginx $saved/etc-nginx 2>&1`, '',
+   '/etc/nginx is as before the test, but for the test site');
+
+done_testing;
+
+###############################################################################
+
+sub installed {
+    my $s = `dpkg-query -W -f '\${db:Status-Status}' $pkg 2>/dev/null`;
+    return $? == 0 && $s ne 'not-installed';
+}
+
+sub nginx_running {
+    my $pid = read_file($pidfile) // return 0;
+    chomp $pid;
+    return $pid =~ /^\d+$/ && alive($pid);
+}
+
+sub have {
+    my ($cmd) = @_;
+    return system("command -v $cmd >/dev/null 2>&1") == 0;
+}
+
+sub read_file {
+    my ($path) = @_;
+    open my $fh, '<', $path or return undef;
+    local $/;
+    return scalar <$fh>;
+}
+
+sub write_file {
+    my ($path, $text) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    print $fh $text;
+    close $fh or die "$path: $!";
+}
+
+# Environment= lines of a systemd unit file, KEY=VALUE without quotes
+sub drop_in_env {
+    my ($path) = @_;
+    my %env;
+    for my $line (split /\n/, read_file($path) // '') {
+        $env{$1} = $2 if $line =~ /^Environment=(\w+)=(\S+)$/;
+    }
+    return %env;
+}
+
+# ExecStartPre and ExecStart of Debian's nginx.service
+sub start_nginx {
+    my (%extra) = @_;
+    local @ENV{keys %extra} = values %extra;
+    my $g = 'daemon on; master_process on;';
+    my $t = `/usr/sbin/nginx -t -q -g '$g' 2>&1`;
+    is($? >> 8, 0, 'nginx -t') or diag($t);
+    # a file, not a pipe: the daemon must not hold our end open
+    system("/usr/sbin/nginx -g '$g' > $saved/start.log 2>&1");
+    is($? >> 8, 0, 'nginx starts') or diag(read_file("$saved/start.log"));
+    ok(poll_until(5, sub { IO::Socket::INET->new("127.0.0.1:$port") }),
+       'nginx listens');
+}
+
+sub stop_nginx {
+    my $pid = read_file($pidfile) // return;
+    chomp $pid;
+    kill 'QUIT', $pid;
+    ok(poll_until(10, sub { !alive($pid) }), 'nginx stops');
+    1 while waitpid(-1, WNOHANG) > 0;
+}
+
+sub http {
+    my ($method, $path, $body) = @_;
+    return HTTP::Tiny->new(timeout => 30)->request($method,
+        "http://127.0.0.1:$port$path", defined $body ? { content => $body } : {});
+}
+
+sub get { http('GET', @_) }
+sub post { http('POST', @_) }
+
+sub all_active {
+    my ($want) = @_;
+    my $r = get('/malloc/');
+    return 0 unless $r->{status} == 200;
+    my @w = @{json_decode($r->{content})->{workers}};
+    return @w && !grep { !defined $_->{prof_active}
+                         || ($_->{prof_active} ? 1 : 0) != $want } @w;
+}
+
+sub restore {
+    if (nginx_running()) {
+        my $pid = read_file($pidfile);
+        chomp $pid;
+        kill 'QUIT', $pid;
+        poll_until(10, sub { !alive($pid) }) or kill 'KILL', -$pid, $pid;
+        1 while waitpid(-1, WNOHANG) > 0;
+    }
+    system("apt-get purge -y $pkg >/dev/null 2>&1") if installed();
+
+    system('rm', '-rf', '/etc/nginx') == 0
+        and system('cp', '-a', "$saved/etc-nginx", '/etc/nginx') == 0
+        or warn "cannot restore /etc/nginx from $saved/etc-nginx\n";
+
+    for my $log (keys %log_size) {
+        truncate $log, $log_size{$log};
+    }
+    for my $log (glob '/var/log/nginx/*.log') {
+        unlink $log unless exists $log_size{$log};
+    }
+
+    system('rm', '-rf', $dump_dir);
+    rename $moved_dump_dir, $dump_dir if defined $moved_dump_dir;
+    for my $dir (keys %var_lib) {
+        my ($mode, $uid, $gid) = @{$var_lib{$dir}};
+        chown $uid, $gid, $dir;
+        chmod $mode, $dir;
+    }
+}
