@@ -36,6 +36,7 @@ my $link = '/etc/nginx/modules-enabled/50-mod-http-malloc.conf';
 my $site = '/etc/nginx/sites-enabled/malloc-test';
 my $example = "/usr/share/doc/$pkg/examples/jemalloc.conf";
 my $default_site = '/etc/nginx/sites-enabled/default';
+my $default_env = '/etc/default/nginx';
 
 plan skip_all => 'installs a package: needs root' if $> != 0;
 plan skip_all => "no package: run make deb" unless defined $deb;
@@ -60,6 +61,7 @@ syscall(&SYS_prctl, 36, 1, 0, 0, 0);
 # what the test changes, saved first; END puts it back, pass or fail
 
 my (%log_size, %var_lib, $moved_dump_dir, $etc_saved);
+my $saved_default_env = read_file($default_env);
 
 system('cp', '-a', '/etc/nginx', "$saved/etc-nginx") == 0
     or BAIL_OUT('cannot save /etc/nginx');
@@ -94,7 +96,8 @@ SKIP: {
 my $build_log = read_file("$root/build/deb/build.log") // '';
 unlike($build_log, qr/\bwarning:/, 'the package builds without a warning');
 
-my $out = `apt-get install -y $deb 2>&1`;
+my ($rc, $out);
+$out = `apt-get install -y $deb 2>&1`;
 is($? >> 8, 0, 'apt-get install ./the.deb') or diag($out);
 ok(installed(), 'dpkg: installed');
 
@@ -235,6 +238,26 @@ unlike($new_lines, qr/\[(alert|crit|emerg)\]/, 'no alert in error.log')
 
 stop_nginx();
 
+# without systemd: Debian's init script sources /etc/default/nginx, where
+# docs/operations.md puts the two variables
+
+write_file($default_env, ($saved_default_env // '') . <<"EOF");
+export LD_PRELOAD=$env{LD_PRELOAD}
+export MALLOC_CONF=$env{MALLOC_CONF}
+EOF
+
+($rc, $out) = run_reaping('/etc/init.d/nginx', 'start');
+is($rc, 0, 'init script: start') or diag($out);
+ok(poll_until(5, sub { get('/malloc/')->{status} == 200 }),
+   'init script: nginx answers');
+$state = json_decode(get('/malloc/')->{content});
+is($state->{jemalloc}{state}, 'ok', 'init script: nginx runs on jemalloc');
+ok($state->{jemalloc}{opt_prof}, 'init script: prof:true');
+ok(!$state->{prof_active}, 'init script: sampling inactive');
+($rc, $out) = run_reaping('/etc/init.d/nginx', 'stop');
+is($rc, 0, 'init script: stop') or diag($out);
+ok(!nginx_running(), 'init script: nginx stopped');
+
 # remove: the module is no longer loaded, the dumps stay
 
 write_file($site, <<"EOF");
@@ -319,6 +342,23 @@ sub drop_in_env {
     return %env;
 }
 
+# Runs a command that waits for nginx to exit (start-stop-daemon --stop
+# --retry): nginx's master is our child, so it is reaped meanwhile.
+# Returns (exit status, output).
+sub run_reaping {
+    my @cmd = @_;
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        open STDOUT, '>', "$saved/cmd.log" or die;
+        open STDERR, '>&', \*STDOUT or die;
+        exec @cmd or die "exec $cmd[0]: $!";
+    }
+    while ((my $k = waitpid(-1, 0)) > 0) {
+        last if $k == $pid;
+    }
+    return ($? >> 8, read_file("$saved/cmd.log"));
+}
+
 # ExecStartPre and ExecStart of Debian's nginx.service
 sub start_nginx {
     my (%extra) = @_;
@@ -372,6 +412,12 @@ sub restore {
     system('rm', '-rf', '/etc/nginx') == 0
         and system('cp', '-a', "$saved/etc-nginx", '/etc/nginx') == 0
         or warn "cannot restore /etc/nginx from $saved/etc-nginx\n";
+
+    if (defined $saved_default_env) {
+        write_file($default_env, $saved_default_env);
+    } else {
+        unlink $default_env;
+    }
 
     for my $log (keys %log_size) {
         truncate $log, $log_size{$log};
