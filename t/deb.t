@@ -300,6 +300,12 @@ ok(!-e $link && -l "$link.removed", 'remove: the load file is disabled');
 ok(-e $dumps[0], 'remove: the dumps stay');
 is(system('/usr/sbin/nginx -t -q'), 0, 'remove: nginx -t passes');
 
+$out = `apt-get install -y $deb 2>&1`;
+is($? >> 8, 0, 'install again') or diag($out);
+ok(-l $link && !-l "$link.removed", 'install again: enabled again');
+$out = `apt-get remove -y $pkg 2>&1`;
+is($? >> 8, 0, 'apt-get remove, again') or diag($out);
+
 # purge: nothing left behind
 
 $out = `apt-get purge -y $pkg 2>&1`;
