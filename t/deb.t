@@ -6,9 +6,12 @@
 # the module through modules-enabled) runs on a loopback port with a test
 # site and the environment of the example systemd drop-in; the admin API
 # works end to end in every worker, and jeprof and go tool pprof read what
-# it serves.  Then remove and purge: the module is no longer loaded,
-# nothing of the package is left, nginx still starts.  The machine's
-# /etc/nginx, logs and /var/lib/nginx are put back as they were.
+# it serves.  Debian's init script with /etc/default/nginx puts nginx on
+# jemalloc too, and its binary upgrade (what upgrading the nginx package
+# does) keeps jemalloc only with the env lines of docs/operations.md.
+# Then remove and purge: the module is no longer loaded, nothing of the
+# package is left, nginx still starts.  The machine's /etc/nginx,
+# /etc/default/nginx, logs and /var/lib/nginx are put back as they were.
 #
 # Needs root and the package (make test builds it with make deb).  It
 # skips rather than disturb an nginx that runs or a package installed by
@@ -279,8 +282,32 @@ $state = json_decode(get('/malloc/')->{content});
 is($state->{jemalloc}{state}, 'ok', 'init script: nginx runs on jemalloc');
 ok($state->{jemalloc}{opt_prof}, 'init script: prof:true');
 ok(!$state->{prof_active}, 'init script: sampling inactive');
+# upgrading Debian's nginx package runs the init script's upgrade: a
+# binary upgrade, whose new master only has the variables of env lines
+
+upgrade_to('jemalloc_not_found', 'upgrade without env lines: on glibc');
+
+($rc, $out) = run_reaping('/etc/init.d/nginx', 'restart');
+is($rc, 0, 'init script: restart') or diag($out);
+is(jemalloc_state(), 'ok', 'restart: on jemalloc again');
+
+# the lines count once the running configuration has them: a reload
+my $nginx_conf = read_file('/etc/nginx/nginx.conf');
+write_file('/etc/nginx/nginx.conf',
+           $nginx_conf . "\nenv LD_PRELOAD;\nenv MALLOC_CONF;\n");
+my %old = map { $_ => 1 } listed_workers();
+($rc, $out) = run_reaping('/etc/init.d/nginx', 'reload');
+is($rc, 0, 'init script: reload') or diag($out);
+ok(poll_until(10, sub {
+    my @new = listed_workers();
+    return @new && !grep { $old{$_} } @new;
+}), 'reload: new workers');
+
+upgrade_to('ok', 'upgrade with env lines: on jemalloc');
+
 ($rc, $out) = run_reaping('/etc/init.d/nginx', 'stop');
 is($rc, 0, 'init script: stop') or diag($out);
+write_file('/etc/nginx/nginx.conf', $nginx_conf);
 ok(!nginx_running(), 'init script: nginx stopped');
 
 # remove: the module is no longer loaded, the dumps stay
@@ -388,6 +415,34 @@ sub run_reaping {
         last if $k == $pid;
     }
     return ($? >> 8, read_file("$saved/cmd.log"));
+}
+
+# /etc/init.d/nginx upgrade, then the state of jemalloc under the new
+# master
+sub upgrade_to {
+    my ($want, $name) = @_;
+    my $old = read_file($pidfile);
+    my ($rc, $out) = run_reaping('/etc/init.d/nginx', 'upgrade');
+    is($rc, 0, "$name: init script upgrade") or diag($out);
+    ok(poll_until(10, sub { !alive($old) }), "$name: old master gone");
+    my $state;
+    poll_until(10, sub {
+        $state = jemalloc_state();
+        return defined $state && $state eq $want;
+    });
+    is($state, $want, $name);
+}
+
+# the pids of the workers that /malloc/ lists
+sub listed_workers {
+    my $r = get('/malloc/');
+    return eval { map { $_->{pid} // () }
+                  @{json_decode($r->{content})->{workers}} };
+}
+
+sub jemalloc_state {
+    my $r = get('/malloc/');
+    return eval { json_decode($r->{content})->{jemalloc}{state} };
 }
 
 # ExecStartPre and ExecStart of Debian's nginx.service
