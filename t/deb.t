@@ -282,6 +282,7 @@ $state = json_decode(get('/malloc/')->{content});
 is($state->{jemalloc}{state}, 'ok', 'init script: nginx runs on jemalloc');
 ok($state->{jemalloc}{opt_prof}, 'init script: prof:true');
 ok(!$state->{prof_active}, 'init script: sampling inactive');
+
 # upgrading Debian's nginx package runs the init script's upgrade: a
 # binary upgrade, whose new master only has the variables of env lines
 
