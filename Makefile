@@ -54,13 +54,13 @@ $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
 	                  t/testmod/ngx_http_malloc_test_module.c
 	$(MAKE) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
 
-$(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h
+$(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
 	@mkdir -p $(BUILD)
 	$(CC) $(CFLAGS_T) -o $@ $< $(CORE) $(CORE_LIBS)
 
 unit: $(UNIT)
 
-$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE) ngx_http_malloc_module/*.h
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
 	@mkdir -p $(BUILD)
 	clang $(CFLAGS_F) -o $@ $< $(CORE) $(CORE_LIBS)
 

@@ -17,12 +17,11 @@
 #include <string.h>
 
 #include "ngx_http_malloc_heap.h"
+#include "../t/unit/heap_same.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(int cond, const char *what);
-static int same_heap(const ngx_http_malloc_heap_t *a,
-    const ngx_http_malloc_heap_t *b);
 static void reparse(ngx_http_malloc_arena_t *arena,
     const ngx_http_malloc_heap_t *heap, ngx_http_malloc_heap_t *again);
 
@@ -34,39 +33,6 @@ check(int cond, const char *what)
         fprintf(stderr, "fuzz_heap: invariant broken: %s\n", what);
         abort();
     }
-}
-
-
-static int
-same_heap(const ngx_http_malloc_heap_t *a, const ngx_http_malloc_heap_t *b)
-{
-    size_t                          i;
-    const ngx_http_malloc_stack_t  *s, *t;
-
-    if (a->period != b->period || a->nstacks != b->nstacks
-        || a->accum != b->accum || a->maps_len != b->maps_len
-        || (a->maps == NULL) != (b->maps == NULL)
-        || (a->maps != NULL && memcmp(a->maps, b->maps, a->maps_len) != 0))
-    {
-        return 0;
-    }
-
-    for (i = 0; i < a->nstacks; i++) {
-        s = &a->stacks[i];
-        t = &b->stacks[i];
-
-        if (s->nframes != t->nframes
-            || memcmp(s->frames, t->frames, s->nframes * sizeof(uint64_t))
-               != 0
-            || s->objs != t->objs || s->bytes != t->bytes
-            || s->accum_objs != t->accum_objs
-            || s->accum_bytes != t->accum_bytes)
-        {
-            return 0;
-        }
-    }
-
-    return 1;
 }
 
 

@@ -13,6 +13,7 @@
 
 #include "tap.h"
 #include "ngx_http_malloc_heap.h"
+#include "heap_same.h"
 
 
 #define STR(s)  (s), sizeof(s) - 1
@@ -62,8 +63,6 @@ static void expect_error(const char *desc, const char *err,
     const char *reason);
 static ngx_http_malloc_stack_t *find(ngx_http_malloc_heap_t *heap,
     const uint64_t *frames, uint32_t nframes);
-static int same_heap(const ngx_http_malloc_heap_t *a,
-    const ngx_http_malloc_heap_t *b);
 static char *text_of(ngx_http_malloc_mbuf_t *b);
 static void test_parse(void);
 static void test_no_maps(void);
@@ -132,39 +131,6 @@ find(ngx_http_malloc_heap_t *heap, const uint64_t *frames, uint32_t nframes)
     }
 
     return NULL;
-}
-
-
-static int
-same_heap(const ngx_http_malloc_heap_t *a, const ngx_http_malloc_heap_t *b)
-{
-    size_t                          i;
-    const ngx_http_malloc_stack_t  *s, *t;
-
-    if (a->period != b->period || a->nstacks != b->nstacks
-        || a->accum != b->accum || a->maps_len != b->maps_len
-        || (a->maps == NULL) != (b->maps == NULL)
-        || (a->maps != NULL && memcmp(a->maps, b->maps, a->maps_len) != 0))
-    {
-        return 0;
-    }
-
-    for (i = 0; i < a->nstacks; i++) {
-        s = &a->stacks[i];
-        t = &b->stacks[i];
-
-        if (s->nframes != t->nframes
-            || memcmp(s->frames, t->frames, s->nframes * sizeof(uint64_t))
-               != 0
-            || s->objs != t->objs || s->bytes != t->bytes
-            || s->accum_objs != t->accum_objs
-            || s->accum_bytes != t->accum_bytes)
-        {
-            return 0;
-        }
-    }
-
-    return 1;
 }
 
 
