@@ -29,14 +29,17 @@ $ENV{PPROF_TMPDIR} = $t->prefix . '/pprof';
 
 is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
 
-# 48 MiB live in worker 0 and 16 MiB in worker 1, by a named function
+# 48 MiB live in worker 0 and 16 MiB in worker 1, by a named function, in
+# blocks of 8 MiB: at the default mean of 512 KiB between samples, each is
+# sampled (1 MiB blocks are missed one time in seven, so small totals
+# would stray from what the tests expect)
 
 my @to0 = $t->ports_to($pids[0], 2);
 my @to1 = $t->ports_to($pids[1], 2);
-is($t->http_from($to0[0], 'GET', '/t/alloc?mb=48')->{json}{pid}, $pids[0],
-   '48 MiB held in worker 0');
-is($t->http_from($to1[0], 'GET', '/t/alloc?mb=16')->{json}{pid}, $pids[1],
-   '16 MiB held in worker 1');
+is($t->http_from($to0[0], 'GET', '/t/alloc?mb=48&block=8')->{json}{pid},
+   $pids[0], '48 MiB held in worker 0');
+is($t->http_from($to1[0], 'GET', '/t/alloc?mb=16&block=8')->{json}{pid},
+   $pids[1], '16 MiB held in worker 1');
 
 # the MiB that a text report credits to a function, flat
 sub flat_mb {
@@ -154,19 +157,21 @@ like($r->{content}, qr/^0x0*\Q${\ sprintf('%x', $addr)}\E\tngx_http_core_content
 $r = $t->get('/malloc/pprof/cmdline');
 is($r->{content}, "/usr/sbin/nginx\n", 'pprof/cmdline');
 
-# a growth profile: what was allocated during the window
+# a growth profile: what was allocated during the window; the request is
+# sent before the allocation, and the window opens as it arrives
 
 my $growth = $t->prefix . '/growth.pb.gz';
-my $pid = fork;
-if ($pid == 0) {
-    exec("curl -s -o $growth '$url/pprof/heap.pb.gz?seconds=2'");
-}
+my $s = $t->send_from($to0[1], 'GET', '/malloc/pprof/heap.pb.gz?seconds=3');
 sleep 1;
-$t->http_from($to1[1], 'GET', '/t/alloc?mb=8');
-waitpid $pid, 0;
+$t->http_from($to1[1], 'GET', '/t/alloc?mb=8&block=8');
+$r = $t->response($s);
+is($r->{status}, 200, 'growth profile served');
+open $fh, '>', $growth;
+print $fh $r->{content} // '';
+close $fh;
 $pprof = `go tool pprof -top -sample_index=inuse_space $growth 2>&1`;
-near(flat_mb($pprof, 'ngx_http_malloc_test_hold'), 8, '?seconds=2 growth');
-like(`go tool pprof -raw $growth 2>&1`, qr/^Duration: 2/m,
+near(flat_mb($pprof, 'ngx_http_malloc_test_hold'), 8, '?seconds=3 growth');
+like(`go tool pprof -raw $growth 2>&1`, qr/^Duration: 3/m,
      'growth profile has its duration');
 
 is($t->get('/malloc/pprof/heap?seconds=0')->{status}, 400, 'seconds=0');

@@ -44,8 +44,8 @@ sub lg_by_worker {
 
 is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
 for my $pid (@pids) {
-    is($t->http_from($to{$pid}, 'GET', '/t/alloc?mb=16')->{json}{kept}, 16,
-       "16 MiB held in worker pid $pid");
+    is($t->http_from($to{$pid}, 'GET', '/t/alloc?mb=16&block=8')
+           ->{json}{kept}, 16, "16 MiB held in worker pid $pid");
 }
 
 my $h = heap_header();
@@ -70,8 +70,8 @@ is($h->{period}, 524288, 'same period');
 is($t->http_from($to{$pids[0]}, 'GET', '/t/state')->{json}{kept}, 16,
    'though worker 0 still holds its 16 MiB');
 
-is($t->http_from($to{$pids[0]}, 'GET', '/t/alloc?mb=16')->{json}{kept}, 32,
-   '16 MiB more in worker 0');
+is($t->http_from($to{$pids[0]}, 'GET', '/t/alloc?mb=16&block=8')
+       ->{json}{kept}, 32, '16 MiB more in worker 0');
 $h = heap_header();
 ok(($h->{bytes} // 0) >= 8 * $MB && $h->{bytes} < 24 * $MB,
    "the profile shows what came after the reset ($h->{shown} bytes)");

@@ -310,11 +310,25 @@ sub http {
 # port decides which worker's socket takes the connection
 sub http_from {
     my ($self, $lport, $method, $path, $body, $timeout) = @_;
-    my $s = $self->connect_from($lport)
+    my $s = $self->send_from($lport, $method, $path, $body)
         or return { status => 599, content => "$!" };
+    return $self->response($s, $timeout);
+}
+
+# the first half of http_from: the request sent, its connection returned
+sub send_from {
+    my ($self, $lport, $method, $path, $body) = @_;
+    my $s = $self->connect_from($lport) or return undef;
     $body //= '';
     print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
         . "Content-Length: " . length($body) . "\r\n\r\n$body";
+    $s->flush;
+    return $s;
+}
+
+# the second half: the response read until the server closes
+sub response {
+    my ($self, $s, $timeout) = @_;
     my $text = '';
     my $rin = '';
     vec($rin, fileno($s), 1) = 1;

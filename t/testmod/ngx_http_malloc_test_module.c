@@ -5,7 +5,9 @@
  *
  *     location /t/state { malloc_test; }   {"pid": N, "prof_active": bool}
  *     location /t/alloc { malloc_test; }   ?mb=N keeps N MiB allocated by
- *                                          ngx_http_malloc_test_hold()
+ *                                          ngx_http_malloc_test_hold(), in
+ *                                          blocks of 1 MiB, or of M MiB
+ *                                          with &block=M
  *                                          ?stacks=N&size=B keeps N blocks
  *                                          of B bytes, each allocated
  *                                          through its own call stack
@@ -67,9 +69,10 @@ ngx_module_t  ngx_http_malloc_test_module = {
 };
 
 
-/* chunks kept live for the life of the worker */
+/* chunks kept live for the life of the worker, and their MiB */
 static void   *ngx_http_malloc_test_kept[4096];
 static size_t   ngx_http_malloc_test_nkept;
+static size_t   ngx_http_malloc_test_kept_mb;
 
 /* blocks from distinct stacks, for benchmarks of big profiles */
 static void  **ngx_http_malloc_test_blocks;
@@ -183,6 +186,7 @@ ngx_http_malloc_test_free(void)
     }
 
     ngx_http_malloc_test_nkept = 0;
+    ngx_http_malloc_test_kept_mb = 0;
 
     for (i = 0; i < ngx_http_malloc_test_nblocks; i++) {
         free(ngx_http_malloc_test_blocks[i]);
@@ -199,7 +203,7 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
 {
     bool                              active;
     size_t                            len, size;
-    ngx_int_t                         rc, mb, i, n;
+    ngx_int_t                         rc, mb, block, i, n;
     ngx_str_t                         arg;
     ngx_buf_t                        *b;
     ngx_chain_t                       out;
@@ -229,10 +233,22 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
 
     if (ngx_http_arg(r, (u_char *) "mb", 2, &arg) == NGX_OK) {
         mb = ngx_atoi(arg.data, arg.len);
+        block = 1;
 
-        for (i = 0; i < mb && ngx_http_malloc_test_nkept < 4096; i++) {
+        if (ngx_http_arg(r, (u_char *) "block", 5, &arg) == NGX_OK) {
+            block = ngx_atoi(arg.data, arg.len);
+        }
+
+        if (block < 1 || block > 1024) {
+            block = 1;
+        }
+
+        for (i = 0; i + block <= mb && ngx_http_malloc_test_nkept < 4096;
+             i += block)
+        {
             ngx_http_malloc_test_kept[ngx_http_malloc_test_nkept++] =
-                ngx_http_malloc_test_hold(1024 * 1024);
+                ngx_http_malloc_test_hold(block * 1024 * 1024);
+            ngx_http_malloc_test_kept_mb += block;
         }
     }
 
@@ -255,7 +271,7 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
                           "{\"pid\": %P, \"prof_active\": %s, \"kept\": %uz, "
                           "\"blocks\": %uz}\n",
                           ngx_pid, active ? "true" : "false",
-                          ngx_http_malloc_test_nkept,
+                          ngx_http_malloc_test_kept_mb,
                           ngx_http_malloc_test_nblocks);
     b->last_buf = 1;
 
