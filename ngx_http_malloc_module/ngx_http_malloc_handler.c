@@ -17,6 +17,7 @@
 #include "ngx_http_malloc_json.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_dump.h"
+#include "ngx_http_malloc_origin.h"
 
 
 typedef struct {
@@ -28,6 +29,14 @@ typedef struct {
 } ngx_http_malloc_endpoint_t;
 
 
+static ngx_int_t ngx_http_malloc_guard(ngx_http_request_t *r,
+    ngx_uint_t *trusted);
+static ngx_http_malloc_header_t ngx_http_malloc_header(ngx_http_request_t *r,
+    const char *name, size_t len);
+static ngx_int_t ngx_http_malloc_preflight(ngx_http_request_t *r,
+    ngx_str_t *methods);
+static ngx_int_t ngx_http_malloc_add_header(ngx_http_request_t *r,
+    const char *key, ngx_str_t *value);
 static ngx_int_t ngx_http_malloc_get(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_body_handler(ngx_http_request_t *r);
@@ -142,14 +151,20 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 {
     ngx_int_t                    rc;
     ngx_str_t                    ep;
-    ngx_uint_t                   i;
-    ngx_table_elt_t             *allow;
+    ngx_uint_t                   i, trusted;
     ngx_http_malloc_ctx_t       *ctx;
     ngx_http_core_loc_conf_t    *clcf;
     ngx_http_malloc_loc_conf_t  *mlcf;
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    /* before anything is routed, read or done */
+
+    rc = ngx_http_malloc_guard(r, &trusted);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
 
     ep = r->uri;
 
@@ -205,14 +220,17 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
                        "or GET %V for the module's state", &ep, &clcf->name);
         }
 
-        allow = ngx_list_push(&r->headers_out.headers);
-        if (allow == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        if (trusted && r->method == NGX_HTTP_OPTIONS) {
+            return ngx_http_malloc_preflight(r,
+                                          &ngx_http_malloc_endpoints[i].allow);
         }
 
-        allow->hash = 1;
-        ngx_str_set(&allow->key, "Allow");
-        allow->value = ngx_http_malloc_endpoints[i].allow;
+        if (ngx_http_malloc_add_header(r, "Allow",
+                                       &ngx_http_malloc_endpoints[i].allow)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
 
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_ALLOWED,
                                      "method_not_allowed",
@@ -299,6 +317,187 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
     }
 
     return NGX_DONE;
+}
+
+
+/*
+ * Refuses requests that a web page of another origin made the browser
+ * send (see ngx_http_malloc_origin.c); lets the trusted origins read the
+ * answers.  NGX_DECLINED: go on.
+ */
+
+static ngx_int_t
+ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
+{
+    ngx_int_t                    rc;
+    ngx_str_t                    value;
+    ngx_http_malloc_header_t     site, origin, host;
+    ngx_http_malloc_loc_conf_t  *mlcf;
+    char                         err[NGX_HTTP_MALLOC_ORIGIN_ERR_LEN];
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    *trusted = 0;
+
+    site = ngx_http_malloc_header(r, "Sec-Fetch-Site",
+                                  sizeof("Sec-Fetch-Site") - 1);
+    origin = ngx_http_malloc_header(r, "Origin", sizeof("Origin") - 1);
+
+    host.data = NULL;
+    host.len = 0;
+
+    if (r->headers_in.host != NULL) {
+        host.data = r->headers_in.host->value.data;
+        host.len = r->headers_in.host->value.len;
+    }
+
+    rc = ngx_http_malloc_origin_check(site, origin, host, mlcf->trusted,
+                                      err);
+
+    if (rc == NGX_HTTP_MALLOC_ORIGIN_OK) {
+        return NGX_DECLINED;
+    }
+
+    if (rc == NGX_HTTP_MALLOC_ORIGIN_TRUSTED) {
+        *trusted = 1;
+
+        value.data = (u_char *) origin.data;
+        value.len = origin.len;
+
+        if (ngx_http_malloc_add_header(r, "Access-Control-Allow-Origin",
+                                       &value)
+            != NGX_OK)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_str_set(&value, "Origin");
+
+        if (ngx_http_malloc_add_header(r, "Vary", &value) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return NGX_DECLINED;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                  "malloc admin %s", err);
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_malloc_error(r, NGX_HTTP_FORBIDDEN, "cross_origin",
+                                 "%s (see malloc_trusted_origin in "
+                                 "docs/directives.md)", err);
+}
+
+
+/* the first header of that name */
+
+static ngx_http_malloc_header_t
+ngx_http_malloc_header(ngx_http_request_t *r, const char *name, size_t len)
+{
+    ngx_uint_t                 i;
+    ngx_list_part_t           *part;
+    ngx_table_elt_t           *h;
+    ngx_http_malloc_header_t   found;
+
+    found.data = NULL;
+    found.len = 0;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */ ; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                break;
+            }
+
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == len
+            && ngx_strncasecmp(h[i].key.data, (u_char *) name, len) == 0)
+        {
+            found.data = h[i].value.data;
+            found.len = h[i].value.len;
+            break;
+        }
+    }
+
+    return found;
+}
+
+
+/* a trusted origin asks whether it may send a request that is not simple */
+
+static ngx_int_t
+ngx_http_malloc_preflight(ngx_http_request_t *r, ngx_str_t *methods)
+{
+    ngx_int_t  rc;
+    ngx_str_t  value;
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    ngx_str_set(&value, "Content-Type");
+
+    if (ngx_http_malloc_add_header(r, "Access-Control-Allow-Methods",
+                                   methods)
+            != NGX_OK
+        || ngx_http_malloc_add_header(r, "Access-Control-Allow-Headers",
+                                      &value)
+           != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ngx_str_set(&value, "600");
+
+    if (ngx_http_malloc_add_header(r, "Access-Control-Max-Age", &value)
+        != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    r->headers_out.status = NGX_HTTP_NO_CONTENT;
+    r->headers_out.content_length_n = 0;
+    r->header_only = 1;
+
+    return ngx_http_send_header(r);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
+    ngx_str_t *value)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    h->key.data = (u_char *) key;
+    h->key.len = ngx_strlen(key);
+    h->value = *value;
+
+#if (nginx_version >= 1023000)
+    /* headers of one name are linked since nginx 1.23.0 */
+    h->next = NULL;
+#endif
+
+    return NGX_OK;
 }
 
 

@@ -11,6 +11,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_origin.h"
 
 
 static void *ngx_http_malloc_create_main_conf(ngx_conf_t *cf);
@@ -20,6 +21,8 @@ static char *ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static char *ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_malloc_trusted_origin(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
 static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -35,6 +38,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
     { ngx_string("malloc_admin"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS|NGX_CONF_TAKE12,
       ngx_http_malloc_admin,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_trusted_origin"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_malloc_trusted_origin,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -191,6 +201,7 @@ ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
     mlcf->admin = NGX_CONF_UNSET;
     mlcf->write = NGX_CONF_UNSET;
     mlcf->timeout = NGX_CONF_UNSET_MSEC;
+    mlcf->trusted = NGX_CONF_UNSET_PTR;
 
     return mlcf;
 }
@@ -199,7 +210,10 @@ ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
 static char *
 ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
+    ngx_http_malloc_loc_conf_t *prev = parent;
     ngx_http_malloc_loc_conf_t *conf = child;
+
+    ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
 
     /*
      * malloc_admin is a handler, like stub_status, and its parameters
@@ -283,6 +297,63 @@ ngx_http_malloc_admin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     mmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_malloc_module);
     mmcf->admin = 1;
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * The origins whose pages may use the admin location, kept as one string
+ * for the pure check; repeated directives add to it.
+ */
+
+static char *
+ngx_http_malloc_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_malloc_loc_conf_t *mlcf = conf;
+
+    u_char      *p, *start;
+    size_t       len;
+    ngx_str_t   *value;
+    ngx_uint_t   i;
+    char         err[NGX_HTTP_MALLOC_ORIGIN_ERR_LEN];
+
+    value = cf->args->elts;
+
+    len = (mlcf->trusted == NGX_CONF_UNSET_PTR)
+          ? 0 : ngx_strlen(mlcf->trusted) + 1;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (ngx_http_malloc_origin_valid(value[i].data, value[i].len, err)
+            != 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid origin \"%V\": %s", &value[i], err);
+            return NGX_CONF_ERROR;
+        }
+
+        len += value[i].len + 1;
+    }
+
+    start = ngx_pnalloc(cf->pool, len);
+    if (start == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    p = start;
+
+    if (mlcf->trusted != NGX_CONF_UNSET_PTR) {
+        p = ngx_cpymem(p, mlcf->trusted, ngx_strlen(mlcf->trusted));
+        *p++ = ' ';
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        p = ngx_cpymem(p, value[i].data, value[i].len);
+        *p++ = (i + 1 < cf->args->nelts) ? ' ' : '\0';
+    }
+
+    mlcf->trusted = (char *) start;
 
     return NGX_CONF_OK;
 }

@@ -101,6 +101,8 @@ typedef struct {
     ngx_flag_t                  admin;
     ngx_flag_t                  write;
     ngx_msec_t                  timeout;
+    char                       *trusted;   /* malloc_trusted_origin: the
+                                              origins, space-separated */
 } ngx_http_malloc_loc_conf_t;
 
 
