@@ -62,8 +62,7 @@ sub state_of {
 }
 
 sub access_lines {
-    open my $fh, '<', "$prefix/logs/access.log" or return ();
-    return <$fh>;
+    return split /\n/, $t->log_text('access.log');
 }
 
 # what a page wrote into its <div id="log">
@@ -361,7 +360,7 @@ like($dom, qr/read ngx_http_malloc_module/,
 like($dom, qr/posted 200 false/, 'and posts JSON after a preflight');
 like($dom, qr/untrusted location: TypeError/,
      'but not through a location that does not trust it');
-like(access_lines() ? join('', access_lines()) : '',
+like($t->log_text('access.log'),
      qr{"OPTIONS /dash/prof_active HTTP/1\.1" 204},
      'the browser asked first');
 
@@ -369,10 +368,80 @@ is(state_of(), $before, 'after the pages: as before');
 }
 
 ###############################################################################
+# DNS rebinding: a name of the attacker's resolves to 127.0.0.1, so the
+# browser takes the admin location for the page's own origin; the
+# configuration of docs/security.md refuses hosts it does not know
+
+my %doc = MallocTest::doc_blocks("$MallocTest::ROOT/docs/security.md");
+ok($doc{names}, 'docs/security.md has the names example');
+(my $names = $doc{names} // '') =~ s/127\.0\.0\.1:8080/127.0.0.1:%%PORT%%/g;
+
+my $n = MallocTest->new(workers => 1, conf => <<"EOF");
+%%MODULES%%
+worker_processes 1;
+error_log %%PREFIX%%/logs/error.log info;
+pid %%PREFIX%%/logs/nginx.pid;
+
+events {
+    worker_connections 64;
+}
+
+http {
+    access_log %%PREFIX%%/logs/access.log;
+    client_body_temp_path %%PREFIX%%/body;
+    proxy_temp_path %%PREFIX%%/proxy;
+    fastcgi_temp_path %%PREFIX%%/fastcgi;
+    uwsgi_temp_path %%PREFIX%%/uwsgi;
+    scgi_temp_path %%PREFIX%%/scgi;
+    malloc_dump_dir %%PREFIX%%/dumps;
+
+$names
+}
+EOF
+$n->start;
+
+my $N = $n->port;
+
+# HTTP::Tiny will not send another Host: curl does
+sub status_for_host {
+    my ($host) = @_;
+    my @h = defined $host ? ('-H', "Host: $host") : ();
+    open my $fh, '-|', 'curl', '-s', '-o', '/dev/null', '-w',
+        '%{http_code}', @h, "http://127.0.0.1:$N/malloc/" or die $!;
+    return scalar <$fh>;
+}
+
+is(status_for_host("rebind.example:$N"), 421,
+   'foreign Host: 421 from the default server');
+is(status_for_host('rebind.example'), 421,
+   'foreign Host without a port: 421');
+is(status_for_host(undef), 200, 'the operator\'s names work: 127.0.0.1');
+is(status_for_host("localhost:$N"), 200, 'and localhost');
+
+SKIP: {
+skip "no browser: $why", 3 unless $chromium;
+
+my @rules = ('--host-resolver-rules=MAP rebind.test 127.0.0.1');
+
+my $page = dom("http://rebind.test:$N/malloc/", args => \@rules);
+unlike($page, qr/ngx_http_malloc_module/,
+       'Chromium with rebind.test resolving to 127.0.0.1 gets 421');
+like($n->log_text('access.log'), qr{"GET /malloc/ HTTP/1\.1" 421},
+     'the browser reached the default server');
+
+# without the names, the same browser reads the admin location
+$page = dom("http://rebind.test:$A/malloc/", args => \@rules);
+like($page, qr/ngx_http_malloc_module/,
+     'the threat is real: without them the rebound page reads the state');
+}
+
+$n->no_alerts;
+$n->stop;
+
+###############################################################################
 
 # refusals are logged at info only: an attempt is no operator's action
-my @refusals = grep { /cross_origin|Sec-Fetch-Site|Origin:/ }
-               $t->log_lines;
+my @refusals = $t->log_lines(qr/refused "(Sec-Fetch-Site|Origin):/);
 ok(@refusals, 'refusals are logged');
 is_deeply([grep { !/\[info\]/ } @refusals], [], 'at info');
 

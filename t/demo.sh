@@ -44,8 +44,15 @@ http {
 
     malloc_dump_dir $PREFIX/dumps;
 
+    # any other Host (a DNS rebinding page in a browser): 421
     server {
-        listen 127.0.0.1:$PORT reuseport;
+        listen 127.0.0.1:$PORT default_server reuseport;
+        return 421;
+    }
+
+    server {
+        listen 127.0.0.1:$PORT;
+        server_name 127.0.0.1 localhost;
         root $PREFIX/html;
 
         location /malloc/ {

@@ -25,28 +25,7 @@ $SIG{PIPE} = 'IGNORE';
 
 my $NOBODY = getpwnam('nobody');
 
-# the nginx and sh blocks of docs/security.md, by the name in the
-# "<!-- security.t: name -->" line before them
-
-my %doc;
-{
-    my $file = "$MallocTest::ROOT/docs/security.md";
-    open my $fh, '<', $file or die "$file: $!";
-    my ($name, $in);
-    while (my $line = <$fh>) {
-        if ($line =~ /^<!-- security\.t: (\S+) -->/) {
-            $name = $1;
-        } elsif (defined $name && !$in && $line =~ /^```/) {
-            $in = 1;
-            $doc{$name} = '';
-        } elsif ($in && $line =~ /^```/) {
-            undef $in;
-            undef $name;
-        } elsif ($in) {
-            $doc{$name} .= $line;
-        }
-    }
-}
+my %doc = MallocTest::doc_blocks("$MallocTest::ROOT/docs/security.md");
 
 ok($doc{$_}, "docs/security.md has the $_ example")
     for qw(allow read-only htpasswd-openssl htpasswd-crypt auth);

@@ -60,6 +60,28 @@ sub alive {
     return $stat !~ /^\d+ \(.*\) [ZX] /;
 }
 
+# the code blocks of a document that follow a "<!-- NAME: key -->" line
+# (NAME: the test that runs them), by key
+sub doc_blocks {
+    my ($file) = @_;
+    open my $fh, '<', $file or die "$file: $!";
+    my (%doc, $name, $in);
+    while (my $line = <$fh>) {
+        if ($line =~ /^<!-- [\w.]+: (\S+) -->/) {
+            $name = $1;
+        } elsif (defined $name && !$in && $line =~ /^```/) {
+            $in = 1;
+            $doc{$name} = '';
+        } elsif ($in && $line =~ /^```/) {
+            undef $in;
+            undef $name;
+        } elsif ($in) {
+            $doc{$name} .= $line;
+        }
+    }
+    return %doc;
+}
+
 sub free_port {
     my $s = IO::Socket::INET->new(
         LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp',
