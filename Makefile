@@ -13,10 +13,11 @@ MODULE    := $(BUILD)/ngx_http_malloc_module.so
 TESTMOD   := $(BUILD)/ngx_http_malloc_test_module.so
 SRCS      := $(wildcard ngx_http_malloc_module/*.c ngx_http_malloc_module/*.h)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
-	             path.c json.c arena.c heap.c pprof.c symbol.c)
+	             path.c json.c arena.c heap.c pprof.c symbol.c origin.c)
 CORE_LIBS := -ljansson -lz -lm
-UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol)
-FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol)
+UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin)
+FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol \
+	             origin)
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
@@ -27,7 +28,7 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
-	         libclang-rt-14-dev golang-go prometheus patchelf
+	         libclang-rt-14-dev golang-go prometheus patchelf chromium
 # make deb: the tools; the package's own build dependencies come from
 # debian/control
 DEB_TOOLS := dpkg-dev debhelper fakeroot lintian

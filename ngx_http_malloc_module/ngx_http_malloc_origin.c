@@ -102,18 +102,20 @@ int
 ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
 {
     size_t    i, start, digits;
-    unsigned  port;
+    unsigned  port, def;
 
     if (len >= 7 && ngx_http_malloc_origin_eq(s, 7,
                                               (unsigned char *) "http://", 7))
     {
         i = 7;
+        def = 80;
 
     } else if (len >= 8
                && ngx_http_malloc_origin_eq(s, 8,
                                             (unsigned char *) "https://", 8))
     {
         i = 8;
+        def = 443;
 
     } else {
         snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
@@ -167,16 +169,26 @@ ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
         digits = 0;
 
         for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            port = port * 10 + (s[i] - '0');
-
-            if (++digits > 5) {
-                break;
+            if (++digits <= 5) {
+                port = port * 10 + (s[i] - '0');
             }
         }
 
-        if (digits == 0 || port == 0 || port > 65535) {
+        if (digits == 0 || digits > 5 || port == 0 || port > 65535
+            || s[i - digits] == '0')
+        {
             snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
-                     "the port of an origin is a number from 1 to 65535");
+                     "the port of an origin is a number from 1 to 65535, "
+                     "without leading zeros");
+            return -1;
+        }
+
+        /* browsers leave the default port out: it would never match */
+
+        if (port == def) {
+            snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
+                     "browsers send an origin without the default port "
+                     "of its scheme: leave \":%u\" out", port);
             return -1;
         }
     }
@@ -238,8 +250,9 @@ ngx_http_malloc_origin_trusted(ngx_http_malloc_header_t origin,
 
         n = end - p;
 
-        if (ngx_http_malloc_origin_eq(origin.data, origin.len,
-                                      (const unsigned char *) p, n))
+        if (n > 0
+            && ngx_http_malloc_origin_eq(origin.data, origin.len,
+                                         (const unsigned char *) p, n))
         {
             return 1;
         }
