@@ -624,6 +624,8 @@ ngx_http_malloc_init_module(ngx_cycle_t *cycle)
         return NGX_OK;
     }
 
+    ngx_http_malloc_profile_preload(cycle->log);
+
     return ngx_http_malloc_coord_init_module(cycle, mmcf);
 }
 

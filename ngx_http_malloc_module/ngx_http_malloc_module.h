@@ -243,6 +243,7 @@ ngx_int_t ngx_http_malloc_profile_done(ngx_http_request_t *r,
 ngx_int_t ngx_http_malloc_profile_symbol(ngx_http_request_t *r,
     u_char *body, size_t len);
 ngx_int_t ngx_http_malloc_profile_cmdline(ngx_http_request_t *r);
+void ngx_http_malloc_profile_preload(ngx_log_t *log);
 void ngx_http_malloc_profile_unlink(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 ngx_int_t ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,

@@ -17,6 +17,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_json.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_arena.h"
 #include "ngx_http_malloc_heap.h"
@@ -94,6 +95,8 @@ static void ngx_http_malloc_profile_trim(ngx_http_malloc_heap_t *heap,
 static void ngx_http_malloc_profile_lock(void);
 static void ngx_http_malloc_profile_unlock(void);
 static void ngx_http_malloc_profile_lookup(ngx_http_malloc_profile_t *pf);
+static ngx_int_t ngx_http_malloc_self_maps(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_map_t **maps, size_t *nmaps, char *err);
 static ngx_int_t ngx_http_malloc_profile_self_maps(
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_map_t **maps,
     size_t *nmaps);
@@ -993,6 +996,27 @@ static ngx_int_t
 ngx_http_malloc_profile_self_maps(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_map_t **maps, size_t *nmaps)
 {
+    char  err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    if (ngx_http_malloc_self_maps(pf->arena, maps, nmaps, err) != NGX_OK) {
+        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                     "symbols_unavailable", "%s", err);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * This process's executable mappings, their files' symbols loaded into
+ * the cache (locked by the caller), or NGX_ERROR with a reason in err.
+ */
+
+static ngx_int_t
+ngx_http_malloc_self_maps(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_map_t **maps, size_t *nmaps, char *err)
+{
     int                      fd;
     ssize_t                  n;
     ngx_http_malloc_mbuf_t   text;
@@ -1002,10 +1026,8 @@ ngx_http_malloc_profile_self_maps(ngx_http_malloc_profile_t *pf,
 
     fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd == -1) {
-        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "symbols_unavailable",
-                                     "cannot read /proc/self/maps: %s",
-                                     strerror(errno));
+        ngx_snprintf((u_char *) err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "cannot read /proc/self/maps: %s%Z", strerror(errno));
         return NGX_ERROR;
     }
 
@@ -1022,21 +1044,64 @@ ngx_http_malloc_profile_self_maps(ngx_http_malloc_profile_t *pf,
     (void) close(fd);
 
     if (n == -1 || text.failed || ngx_http_malloc_symbols == NULL
-        || ngx_http_malloc_symbols_maps(ngx_http_malloc_symbols, pf->arena,
+        || ngx_http_malloc_symbols_maps(ngx_http_malloc_symbols, arena,
                                         (char *) text.data, text.len,
                                         maps, nmaps)
            != 0)
     {
         ngx_http_malloc_mbuf_free(&text);
-        ngx_http_malloc_profile_fail(pf, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                     "symbols_unavailable",
-                                     "cannot read this worker's mappings");
+        ngx_snprintf((u_char *) err, NGX_HTTP_MALLOC_ERR_LEN,
+                     "cannot read this process's mappings%Z");
         return NGX_ERROR;
     }
 
     ngx_http_malloc_mbuf_free(&text);
 
     return NGX_OK;
+}
+
+
+/*
+ * In the master, as root, before it forks the workers: the symbols of
+ * every mapped file, so that a worker names the code of files that its
+ * user may not open (a module under a home of mode 0700, a vendor
+ * directory of mode 0750).  The workers inherit the cache.
+ */
+
+void
+ngx_http_malloc_profile_preload(ngx_log_t *log)
+{
+    size_t                    i, nmaps;
+    ngx_http_malloc_map_t    *maps;
+    ngx_http_malloc_arena_t  *arena;
+    char                      err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    arena = ngx_http_malloc_arena_create();
+    if (arena == NULL) {
+        return;
+    }
+
+    ngx_http_malloc_profile_lock();
+
+    if (ngx_http_malloc_self_maps(arena, &maps, &nmaps, err) != NGX_OK) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "%s", err);
+        nmaps = 0;
+    }
+
+    for (i = 0; i < nmaps; i++) {
+        if (maps[i].file == -1
+            && (i == 0 || ngx_strcmp(maps[i].path, maps[i - 1].path) != 0))
+        {
+            ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                          "cannot read the symbols of \"%s\": profiles "
+                          "name its code \"<file>+0x<offset>\"",
+                          maps[i].path);
+        }
+    }
+
+    ngx_http_malloc_profile_unlock();
+
+    ngx_http_malloc_arena_destroy(arena);
 }
 
 

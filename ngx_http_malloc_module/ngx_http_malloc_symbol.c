@@ -81,6 +81,8 @@ typedef struct {
     size_t                      names_len;
     uint64_t                    size;        /* the key: path, size, mtime */
     struct timespec             mtime;
+    uint64_t                    inode;       /* the key where the process
+                                                may not stat the path */
     ngx_http_malloc_load_t      loads[NGX_HTTP_MALLOC_SYMBOL_LOADS];
     unsigned                    nloads;
     char                        build_id[2 * NGX_HTTP_MALLOC_BUILD_ID_MAX
@@ -142,7 +144,12 @@ static void ngx_http_malloc_symbols_resolve(ngx_http_malloc_symbols_t *syms,
     uint64_t inode, unsigned deleted);
 static int ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t *map,
-    ngx_http_malloc_elf_t *elf, uint64_t size, struct timespec *mtime);
+    ngx_http_malloc_elf_t *elf, uint64_t size, struct timespec *mtime,
+    uint64_t inode);
+static int ngx_http_malloc_symbols_known(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_map_t *map, uint64_t inode);
+static void ngx_http_malloc_symbols_use(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_map_t *map, int i);
 static void ngx_http_malloc_symbols_unmapped(ngx_http_malloc_map_t *map);
 static uint64_t ngx_http_malloc_symbols_bias(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_file_t *file, uint64_t start, uint64_t offset);
@@ -506,11 +513,22 @@ ngx_http_malloc_symbols_resolve(ngx_http_malloc_symbols_t *syms,
         path = self;
     }
 
-    /* stat() first: opening a device or a FIFO named in the text may act */
+    /*
+     * stat() first: opening a device or a FIFO named in the text may act.
+     * A worker may not be allowed to reach a file that the master, as
+     * root, loaded and read before it forked: the master's entry, by
+     * path and inode, still names its code.
+     */
 
-    if (stat(path, &st) == -1 || !S_ISREG(st.st_mode)
-        || (deleted && (uint64_t) st.st_ino != inode))
-    {
+    if (stat(path, &st) == -1) {
+        if (deleted || ngx_http_malloc_symbols_known(syms, map, inode) != 0) {
+            ngx_http_malloc_symbols_unmapped(map);
+        }
+
+        return;
+    }
+
+    if (!S_ISREG(st.st_mode) || (deleted && (uint64_t) st.st_ino != inode)) {
         ngx_http_malloc_symbols_unmapped(map);
         return;
     }
@@ -525,10 +543,7 @@ ngx_http_malloc_symbols_resolve(ngx_http_malloc_symbols_t *syms,
             && file->mtime.tv_nsec == st.st_mtim.tv_nsec
             && strcmp(file->path, map->path) == 0)
         {
-            map->file = i;
-            map->bias = ngx_http_malloc_symbols_bias(syms, file, map->start,
-                                                     map->offset);
-            map->build_id = file->build_id[0] ? file->build_id : NULL;
+            ngx_http_malloc_symbols_use(syms, map, i);
             return;
         }
     }
@@ -539,9 +554,46 @@ ngx_http_malloc_symbols_resolve(ngx_http_malloc_symbols_t *syms,
     }
 
     (void) ngx_http_malloc_symbols_add(syms, arena, map, &elf,
-                                       (uint64_t) st.st_size, &st.st_mtim);
+                                       (uint64_t) st.st_size, &st.st_mtim,
+                                       (uint64_t) st.st_ino);
 
     ngx_http_malloc_elf_unmap(&elf);
+}
+
+
+/* the newest entry of the path with that inode; -1 if none */
+
+static int
+ngx_http_malloc_symbols_known(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_map_t *map, uint64_t inode)
+{
+    int  i;
+
+    for (i = syms->nfiles - 1; i >= 0; i--) {
+        if (inode != 0 && syms->files[i].inode == inode
+            && strcmp(syms->files[i].path, map->path) == 0)
+        {
+            ngx_http_malloc_symbols_use(syms, map, i);
+            return 0;
+        }
+    }
+
+    return -1;
+}
+
+
+static void
+ngx_http_malloc_symbols_use(ngx_http_malloc_symbols_t *syms,
+    ngx_http_malloc_map_t *map, int i)
+{
+    ngx_http_malloc_file_t  *file;
+
+    file = &syms->files[i];
+
+    map->file = i;
+    map->bias = ngx_http_malloc_symbols_bias(syms, file, map->start,
+                                             map->offset);
+    map->build_id = file->build_id[0] ? file->build_id : NULL;
 }
 
 
@@ -553,7 +605,8 @@ ngx_http_malloc_symbols_resolve(ngx_http_malloc_symbols_t *syms,
 static int
 ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_arena_t *arena, ngx_http_malloc_map_t *map,
-    ngx_http_malloc_elf_t *elf, uint64_t size, struct timespec *mtime)
+    ngx_http_malloc_elf_t *elf, uint64_t size, struct timespec *mtime,
+    uint64_t inode)
 {
     size_t                   len;
     ngx_http_malloc_file_t  *file, tmp;
@@ -611,6 +664,7 @@ ngx_http_malloc_symbols_add(ngx_http_malloc_symbols_t *syms,
 
     file->size = size;
     file->mtime = *mtime;
+    file->inode = inode;
 
     map->file = syms->nfiles++;
 
@@ -1170,12 +1224,8 @@ ngx_http_malloc_symbols_load_mem(ngx_http_malloc_symbols_t *syms,
     for (i = 0; i < syms->nfiles; i++) {
         file = &syms->files[i];
 
-        if (file->size == len && strcmp(file->path, map->path) == 0)
-        {
-            map->file = i;
-            map->bias = ngx_http_malloc_symbols_bias(syms, file, map->start,
-                                                     map->offset);
-            map->build_id = file->build_id[0] ? file->build_id : NULL;
+        if (file->size == len && strcmp(file->path, map->path) == 0) {
+            ngx_http_malloc_symbols_use(syms, map, i);
             return 0;
         }
     }
@@ -1187,7 +1237,8 @@ ngx_http_malloc_symbols_load_mem(ngx_http_malloc_symbols_t *syms,
     mtime.tv_sec = 0;
     mtime.tv_nsec = 0;
 
-    return ngx_http_malloc_symbols_add(syms, arena, map, &elf, len, &mtime);
+    return ngx_http_malloc_symbols_add(syms, arena, map, &elf, len, &mtime,
+                                       0);
 }
 
 

@@ -50,7 +50,7 @@ is_deeply([sort { $a <=> $b } map { $_->{pid} } @{$j->{workers}}], \@pids,
 
 # jeprof reads it back and names nginx's functions
 
-my $jeprof = `jeprof --text /usr/sbin/nginx $dir/lh.*.heap 2>/dev/null`;
+my $jeprof = `jeprof --text $MallocTest::NGINX $dir/lh.*.heap 2>/dev/null`;
 like($jeprof, qr/^Total: [\d.]+ MB/m, 'jeprof totals the dumps');
 like($jeprof, qr/ngx_http_core_content_phase/, 'jeprof names nginx code');
 like($jeprof, qr/ngx_http_malloc_test_hold/, 'and the allocating function');

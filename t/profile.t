@@ -135,7 +135,7 @@ like($r->{content}, qr/\nMAPPED_LIBRARIES:\n/, 'with the mappings');
 open my $fh, '>', $heap;
 print $fh $r->{content};
 close $fh;
-$jeprof = `jeprof --text /usr/sbin/nginx $heap 2>/dev/null`;
+$jeprof = `jeprof --text $MallocTest::NGINX $heap 2>/dev/null`;
 near(flat_mb($jeprof, 'ngx_http_malloc_test_hold'), 64, 'offline jeprof');
 
 # symbols and cmdline, as the clients ask for them
@@ -145,9 +145,9 @@ is($r->{content}, "num_symbols: 1\n", 'GET pprof/symbol');
 
 # nginx is position-independent: its first mapping (file offset 0) is its
 # load bias
-my ($bias) = `grep -m1 /usr/sbin/nginx /proc/$pids[0]/maps`
+my ($bias) = `grep -m1 $MallocTest::NGINX /proc/$pids[0]/maps`
     =~ /^([0-9a-f]+)-[0-9a-f]+ \S+ 0+ /;
-my ($sym) = `nm -D --defined-only /usr/sbin/nginx`
+my ($sym) = `nm -D --defined-only $MallocTest::NGINX`
     =~ /^([0-9a-f]+) T ngx_http_core_content_phase$/m;
 my $addr = hex($bias) + hex($sym) + 4;
 $r = $t->post('/malloc/pprof/symbol', sprintf('0x%x+0x1', $addr));
@@ -155,7 +155,7 @@ like($r->{content}, qr/^0x0*\Q${\ sprintf('%x', $addr)}\E\tngx_http_core_content
      'POST pprof/symbol names an address');
 
 $r = $t->get('/malloc/pprof/cmdline');
-is($r->{content}, "/usr/sbin/nginx\n", 'pprof/cmdline');
+is($r->{content}, "$MallocTest::NGINX\n", 'pprof/cmdline');
 
 # a growth profile: what was allocated during the window; the request is
 # sent before the allocation, and the window opens as it arrives

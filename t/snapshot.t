@@ -140,7 +140,7 @@ ok($total <= 40 * 1024, "max_size keeps the total under 40k: $total");
 ok(keys %groups >= 1, 'and keeps what fits');
 
 my ($ts) = $j->{snapshots}[0]{name} =~ /^(snapshot-\w+)\./;
-like(`jeprof --text /usr/sbin/nginx $dir/$ts.*.heap 2>&1`,
+like(`jeprof --text $MallocTest::NGINX $dir/$ts.*.heap 2>&1`,
      qr/Total: .*\n.*ngx_http_malloc_test_hold/,
      'jeprof reads the workers\' heap snapshots together');
 

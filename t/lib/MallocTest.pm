@@ -101,6 +101,7 @@ sub free_port {
 #   conf      => '...'        whole nginx.conf, with %%PORT%%, %%PREFIX%%,
 #                             %%MODULES%% and %%ROOT%% replaced
 #   dump_dir  => 0            leave malloc_dump_dir out
+#   module_dir => '/path'     load the modules from there
 #   reuseport => 1            one socket per worker, so that tests reach
 #                             every worker; 0 when a worker is stopped
 sub new {
@@ -129,8 +130,10 @@ sub url { "http://127.0.0.1:$_[0]{port}$_[1]" }
 sub dump_dir { "$_[0]{prefix}/dumps" }
 
 sub modules {
-    return "load_module $MODULE_DIR/ngx_http_malloc_module.so;\n"
-        . "load_module $MODULE_DIR/ngx_http_malloc_test_module.so;\n";
+    my ($self) = @_;
+    my $dir = $self->{module_dir} // $MODULE_DIR;
+    return "load_module $dir/ngx_http_malloc_module.so;\n"
+        . "load_module $dir/ngx_http_malloc_test_module.so;\n";
 }
 
 sub conf_text {
@@ -187,7 +190,7 @@ http {
 EOF
     }
 
-    my $modules = modules();
+    my $modules = $self->modules;
     $conf =~ s/%%MODULES%%/$modules/g;
     $conf =~ s/%%PORT%%/$self->{port}/g;
     $conf =~ s/%%PREFIX%%/$p/g;

@@ -72,6 +72,7 @@ static void test_garbage(void);
 static void test_mutations(void);
 static void test_bounds(void);
 static void test_reload(void);
+static void test_unreachable(void);
 static void test_debug_file(void);
 static void test_rules(void);
 
@@ -1350,6 +1351,91 @@ test_reload(void)
 }
 
 
+/*
+ * A file that this process can no longer stat (a worker that may not
+ * enter the directory; here the file is gone) keeps the names that were
+ * read before, from the master, as long as the maps line has its inode.
+ */
+
+static void
+test_unreachable(void)
+{
+    int                         fd, first;
+    char                        path[] = "/tmp/unit_symbol_gone.XXXXXX";
+    char                        line[PATH_MAX + 128], want[300];
+    char                       *image, *text;
+    size_t                      len, ilen, n, n0;
+    uint64_t                    addr;
+    const map_t                *self;
+    map_t                      *m0, *m1;
+    struct stat                 st;
+    ngx_http_malloc_arena_t    *arena;
+    ngx_http_malloc_symbols_t  *syms;
+
+    fd = mkstemp(path);
+    if (fd == -1) {
+        abort();
+    }
+
+    close(fd);
+
+    syms = ngx_http_malloc_symbols_create();
+    arena = ngx_http_malloc_arena_create();
+    text = slurp("/proc/self/maps", &len);
+    image = slurp("/proc/self/exe", &ilen);
+
+    if (syms == NULL || arena == NULL || text == NULL || image == NULL) {
+        abort();
+    }
+
+    ngx_http_malloc_symbols_maps(syms, arena, text, len, &m0, &n0);
+
+    addr = (uint64_t) (uintptr_t) unit_symbol_keep + 1;
+    self = map_of(m0, n0, addr);
+
+    spit(path, image, ilen);
+
+    if (self == NULL || stat(path, &st) != 0) {
+        abort();
+    }
+
+    snprintf(line, sizeof(line), "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64
+             " fe:00 %" PRIu64 " %s\n", self->start, self->limit,
+             self->offset, (uint64_t) st.st_ino, path);
+
+    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    first = (n == 1) ? m1[0].file : -1;
+    ok(first >= 0, "unreachable: read while it could be");
+
+    unlink(path);
+
+    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    ok(n == 1 && m1[0].file == first,
+       "unreachable: the entry of its path and inode is used");
+    is_str(name_at(syms, arena, m1, n, addr, NULL), "unit_symbol_static",
+           "unreachable: and names its code");
+
+    /* another inode at that path: another file, never read */
+
+    snprintf(line, sizeof(line), "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64
+             " fe:00 %" PRIu64 " %s\n", self->start, self->limit,
+             self->offset, (uint64_t) st.st_ino + 1, path);
+
+    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    ok(n == 1 && m1[0].file == -1, "unreachable: another inode is unknown");
+
+    snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(path, '/') + 1,
+             addr - (self->start - self->offset));
+    is_str(name_at(syms, arena, m1, n, addr, NULL), want,
+           "unreachable: another inode gives file+0xvaddr");
+
+    free(image);
+    free(text);
+    ngx_http_malloc_arena_destroy(arena);
+    ngx_http_malloc_symbols_destroy(syms);
+}
+
+
 /* libc's static functions come from libc6-dbg's file, when installed */
 
 static void
@@ -1689,6 +1775,7 @@ main(void)
     test_mutations();
     test_bounds();
     test_reload();
+    test_unreachable();
     test_debug_file();
     test_rules();
 
