@@ -5,6 +5,8 @@
 #   make demo     build and run a real nginx on jemalloc with the module
 #   make deb      build the Debian package into build/
 #   make bench    measure on this machine, rewrite docs/benchmarks.md
+#   make test-dists   make test on fresh Debian 12, 13 and testing roots,
+#                 and against nginx.org's source (root; about 45 min)
 
 SHELL     := /bin/bash
 NGX_SRC   ?= /usr/share/nginx/src
@@ -28,7 +30,7 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
-	         libclang-rt-14-dev golang-go prometheus patchelf chromium
+	         libclang-rt-dev golang-go prometheus patchelf chromium
 # make deb: the tools; the package's own build dependencies come from
 # debian/control
 DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
@@ -36,7 +38,7 @@ DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
 BENCH_PKGS := gnuplot-nox
 
 .PHONY: all deps test unit fuzz fuzz-smoke demo clean bench bench-quick \
-        bench-deps soak test-ubsan deb
+        bench-deps soak test-ubsan deb test-dists
 
 all: $(MODULE)
 
@@ -92,6 +94,11 @@ fuzz-smoke:
 
 test: deps $(MODULE) $(UNIT) fuzz-smoke deb
 	prove -r t
+
+# build/dists/: a debootstrap root per release, its logs; .ci/dists.sh
+# says what it does
+test-dists:
+	sh .ci/dists.sh $(DISTS)
 
 # dpkg-buildpackage writes next to the source tree, so it builds a copy
 # in build/deb/ (the working tree stays clean); the packages land in

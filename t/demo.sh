@@ -11,10 +11,31 @@ NGINX=${NGINX:-/usr/sbin/nginx}
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 URL=http://127.0.0.1:$PORT/malloc
 
+# whether other users may pass through every directory above $1
+reachable() {
+    d=$1
+    while [ "$d" != / ]; do
+        case $(stat -c %A "$d") in
+            *x|*t) ;;
+            *) return 1 ;;
+        esac
+        d=$(dirname "$d")
+    done
+}
+
+# workers started by root run as nobody and must reach the prefix: a
+# checkout in a private home (/root is 0700) gets a prefix in /tmp
+if [ "$(id -u)" = 0 ] && ! reachable "$(dirname "$ROOT")"; then
+    PREFIX=/tmp/ngx-malloc-demo-$PORT
+    echo "== $ROOT is private to its owner: the demo runs in $PREFIX"
+else
+    mkdir -p "$ROOT/build"
+    chmod 0755 "$ROOT/build"
+    chmod o+x "$ROOT" 2>/dev/null || true
+fi
+
 mkdir -p "$PREFIX/conf" "$PREFIX/logs" "$PREFIX/html"
-# workers run as nobody: they must reach the prefix
-chmod 0755 "$ROOT/build" "$PREFIX" "$PREFIX/html"
-chmod o+x "$ROOT" 2>/dev/null || true
+chmod 0755 "$PREFIX" "$PREFIX/html"
 echo "hello from nginx" > "$PREFIX/html/index.html"
 
 cat > "$PREFIX/conf/nginx.conf" <<CONF
