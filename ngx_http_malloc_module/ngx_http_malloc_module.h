@@ -258,7 +258,7 @@ void ngx_http_malloc_sweep(ngx_http_malloc_main_conf_t *mmcf,
 void ngx_http_malloc_snapshot_tick(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 void ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_log_t *log);
+    off_t incoming, ngx_log_t *log);
 ngx_int_t ngx_http_malloc_snapshot_get(ngx_http_request_t *r,
     ngx_str_t *name);
 

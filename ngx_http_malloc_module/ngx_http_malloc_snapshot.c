@@ -41,6 +41,7 @@ typedef struct {
     ngx_int_t                      rc;
     ngx_pool_t                    *pool;
     char                           out[NGX_MAX_PATH];
+    char                          *done[2];      /* out, for publish */
     char                           err[NGX_HTTP_MALLOC_ERR_TEXT];
 } ngx_http_malloc_snap_task_t;
 
@@ -64,6 +65,8 @@ static void ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
 static void ngx_http_malloc_snapshot_thread(void *data, ngx_log_t *log);
 static void ngx_http_malloc_snapshot_merged(ngx_event_t *ev);
 #endif
+static void ngx_http_malloc_snapshot_publish(
+    ngx_http_malloc_main_conf_t *mmcf, char **hidden, ngx_log_t *log);
 static void ngx_http_malloc_snapshot_result(ngx_http_malloc_main_conf_t *mmcf,
     ngx_int_t ok, const char *text, ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_snapshot_list(
@@ -147,9 +150,9 @@ ngx_http_malloc_snapshot_take(ngx_http_malloc_main_conf_t *mmcf,
         return;
     }
 
-    while (shm->sh->snapshot_next <= now) {
-        shm->sh->snapshot_next += every;
-    }
+    /* the next due time after now, however far the clock jumped */
+    shm->sh->snapshot_next += ((now - shm->sh->snapshot_next) / every + 1)
+                              * every;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -234,13 +237,12 @@ static void
 ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
+    char                     **paths;
     u_char                    *p;
-    ngx_uint_t                 i, n, answered, failed;
+    ngx_uint_t                 i, k, n, answered, failed;
     ngx_pool_t                *pool;
     ngx_http_malloc_answer_t  *answers;
     char                       name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-    u_char                     path[NGX_MAX_PATH];
-    u_char                     final[NGX_MAX_PATH];
 
     if (ngx_http_malloc_snap_merging) {
         return;
@@ -285,56 +287,91 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
         }
     }
 
-    for (i = 0; i < n && (failed || !mmcf->snapshot->pprof); i++) {
+    if (!failed && mmcf->snapshot->pprof) {
+        ngx_http_malloc_snapshot_merge(mmcf, answers, n, pool, log);
+        return;
+    }
+
+    /* every worker's dump, or nothing; heap: named now */
+
+    paths = ngx_pcalloc(pool, (n + 1) * sizeof(char *));
+
+    for (i = 0, k = 0; paths != NULL && i < n; i++) {
 
         if (!answers[i].answered) {
             continue;
         }
 
-        /* every worker's dump, or nothing; heap: named now */
-
         (void) ngx_http_malloc_path_expand((char *) ngx_http_malloc_snap_tmpl,
                                            (long) answers[i].slot.pid, name,
                                            sizeof(name));
 
-        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
+        paths[k] = ngx_pnalloc(pool, NGX_MAX_PATH);
+        if (paths[k] == NULL) {
+            break;
+        }
+
+        p = ngx_snprintf((u_char *) paths[k], NGX_MAX_PATH - 1, "%V/%s",
                          &mmcf->dump_dir->name, name);
         *p = '\0';
 
         if (failed) {
-            (void) unlink((char *) path);
+            (void) unlink(paths[k]);
             continue;
         }
 
-        p = ngx_snprintf(final, sizeof(final) - 1, "%V/%s",
-                         &mmcf->dump_dir->name, name + 1);
-        *p = '\0';
-
-        if (rename((char *) path, (char *) final) == -1) {
-            ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
-                          "rename(\"%s\", \"%s\") failed", path, final);
-        }
+        k++;
     }
 
-    if (failed) {
-        ngx_destroy_pool(pool);
-        ngx_http_malloc_snap_seq = 0;
-
-        ngx_http_malloc_snapshot_result(mmcf, 0, "a worker did not dump "
-                                        "its heap (see the lines above)",
-                                        log);
-        return;
-    }
-
-    if (mmcf->snapshot->pprof) {
-        ngx_http_malloc_snapshot_merge(mmcf, answers, n, pool, log);
-        return;
+    if (!failed && paths != NULL) {
+        ngx_http_malloc_snapshot_publish(mmcf, paths, log);
     }
 
     ngx_destroy_pool(pool);
-
-    ngx_http_malloc_snapshot_result(mmcf, 1, NULL, log);
     ngx_http_malloc_snap_seq = 0;
+
+    ngx_http_malloc_snapshot_result(mmcf, !failed, "a worker did not dump "
+                                    "its heap (see the lines above)", log);
+}
+
+
+/*
+ * Gives hidden files their names (less the dot) once the retention has
+ * made room for them: a listing never shows more than "keep" snapshots,
+ * nor a file being written.
+ */
+
+static void
+ngx_http_malloc_snapshot_publish(ngx_http_malloc_main_conf_t *mmcf,
+    char **hidden, ngx_log_t *log)
+{
+    off_t         size;
+    ngx_uint_t    i;
+    struct stat   st;
+    u_char        final[NGX_MAX_PATH];
+
+    size = 0;
+
+    for (i = 0; hidden[i] != NULL; i++) {
+        if (stat(hidden[i], &st) == 0) {
+            size += st.st_size;
+        }
+    }
+
+    ngx_http_malloc_snapshot_prune(mmcf, size, log);
+
+    for (i = 0; hidden[i] != NULL; i++) {
+        /* "<dir>/.snapshot-..." -> "<dir>/snapshot-..." */
+        (void) ngx_snprintf(final, sizeof(final), "%V/%s%Z",
+                            &mmcf->dump_dir->name,
+                            hidden[i] + mmcf->dump_dir->name.len + 2);
+
+        if (rename(hidden[i], (char *) final) == -1) {
+            ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
+                          "rename(\"%s\", \"%s\") failed", hidden[i],
+                          final);
+        }
+    }
 }
 
 
@@ -383,10 +420,15 @@ ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
         k++;
     }
 
+    /* written hidden, named by ngx_http_malloc_snapshot_publish() */
+
     p = ngx_snprintf((u_char *) st->out, sizeof(st->out) - 1,
-                     "%V/" NGX_HTTP_MALLOC_SNAP_PREFIX "%s.pb.gz",
+                     "%V/." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.pb.gz",
                      &mmcf->dump_dir->name, ngx_http_malloc_snap_ts);
     *p = '\0';
+
+    st->done[0] = st->out;
+    st->done[1] = NULL;
 
 #if (NGX_THREADS)
     if (mmcf->thread_pool != NULL) {
@@ -409,6 +451,10 @@ ngx_http_malloc_snapshot_merge(ngx_http_malloc_main_conf_t *mmcf,
 
     st->rc = ngx_http_malloc_profile_write(st->paths, st->out, st->err,
                                            sizeof(st->err));
+
+    if (st->rc == NGX_OK) {
+        ngx_http_malloc_snapshot_publish(mmcf, st->done, log);
+    }
 
     ngx_http_malloc_snapshot_result(mmcf, st->rc == NGX_OK, st->err, log);
     ngx_destroy_pool(pool);
@@ -435,6 +481,10 @@ ngx_http_malloc_snapshot_merged(ngx_event_t *ev)
 
     ngx_http_malloc_snap_merging = 0;
     ngx_http_malloc_snap_seq = 0;
+
+    if (st->rc == NGX_OK) {
+        ngx_http_malloc_snapshot_publish(st->mmcf, st->done, ev->log);
+    }
 
     ngx_http_malloc_snapshot_result(st->mmcf, st->rc == NGX_OK, st->err,
                                     ev->log);
@@ -477,18 +527,19 @@ ngx_http_malloc_snapshot_result(ngx_http_malloc_main_conf_t *mmcf,
                       ngx_http_malloc_snap_ts);
     }
 
-    ngx_http_malloc_snapshot_prune(mmcf, log);
+    ngx_http_malloc_snapshot_prune(mmcf, -1, log);
 }
 
 
 /*
  * Keeps the newest "keep" snapshots, and fewer when they would take more
- * than "max_size" together.
+ * than "max_size" together; with "incoming" bytes of a snapshot about to
+ * be named (-1: none), that one counts as the newest.
  */
 
 void
 ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_log_t *log)
+    off_t incoming, ngx_log_t *log)
 {
     off_t                         total, group;
     ngx_uint_t                    i, k, n, groups, drop;
@@ -506,8 +557,8 @@ ngx_http_malloc_snapshot_prune(ngx_http_malloc_main_conf_t *mmcf,
         return;
     }
 
-    total = 0;
-    groups = 0;
+    total = (incoming > 0) ? incoming : 0;
+    groups = (incoming >= 0) ? 1 : 0;
     drop = 0;
 
     /*
