@@ -68,10 +68,18 @@ $t->stop;
 
 # the default dump directory sits beside the client body temp path
 
-$t = MallocTest->new(dump_dir => 0)->start;
-is($t->get('/malloc/')->{json}{dump_dir}, '/var/lib/nginx/malloc',
-   'default dump dir');
-ok(-d '/var/lib/nginx/malloc', 'default dump dir created');
+# (Debian's --http-client-body-temp-path is /var/lib/nginx/body; an
+# nginx built with the default relative path has it under the prefix)
+
+$t = MallocTest->new(dump_dir => 0);
+my ($body_temp) = `$MallocTest::NGINX -V 2>&1`
+    =~ /--http-client-body-temp-path=(\S+)/;
+my $default = defined $body_temp && $body_temp =~ m{^/}
+    ? $body_temp =~ s{[^/]+$}{malloc}r : $t->prefix . '/malloc';
+$t->start;
+is($t->get('/malloc/')->{json}{dump_dir}, $default,
+   "default dump dir: $default");
+ok(-d $default, 'default dump dir created');
 $t->stop;
 
 # a nested malloc_admin does not inherit write=on or the timeout
