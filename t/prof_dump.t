@@ -19,7 +19,7 @@ my @pids = $t->worker_pids;
 # the master made the directory for the worker user, as for temp paths
 
 my @st = stat $dir;
-is($st[4], scalar getpwnam('nobody'), 'dump dir owned by the worker user');
+is($st[4], $MallocTest::WORKER_UID, 'dump dir owned by the worker user');
 is($st[2] & 07777, 0700, 'dump dir mode 0700');
 
 $t->post('/malloc/prof_active', 'true');
@@ -39,7 +39,7 @@ for my $w (@{$j->{workers}}) {
     is($w->{bytes}, -s $w->{path}, "worker $w->{worker} bytes");
     my @fs = stat $w->{path};
     is($fs[2] & 07777, 0600, 'dump not world-readable');
-    is($fs[4], scalar getpwnam('nobody'), 'dump owned by the worker user');
+    is($fs[4], $MallocTest::WORKER_UID, 'dump owned by the worker user');
     open my $fh, '<', $w->{path};
     my $first = <$fh>;
     like($first, qr{^heap_v2/524288}, 'heap_v2 header');
@@ -146,7 +146,7 @@ like($r->{json}{error}{text}, qr/No such file or directory/, 'says why');
 rename "$dir.gone", $dir;
 
 chmod 0500, $dir;
-chown scalar getpwnam('nobody'), -1, $dir;
+chown $MallocTest::WORKER_UID, -1, $dir;
 $r = $t->post('/malloc/prof_dump', '"ro.heap"');
 is($r->{status}, 500, 'unwritable dump dir');
 like($r->{json}{error}{text}, qr/Permission denied/, 'says why');

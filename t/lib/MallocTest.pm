@@ -31,6 +31,10 @@ our $MODULE_DIR = $ENV{TEST_MODULE_DIR} || 'build';
 $MODULE_DIR = "$ROOT/$MODULE_DIR" if $MODULE_DIR !~ m{^/};
 our $PRELOAD_EXTRA = $ENV{TEST_PRELOAD_EXTRA};
 
+# nginx started by root runs its workers as nobody; started by a user, as
+# that user
+our $WORKER_UID = $> == 0 ? scalar getpwnam('nobody') : $>;
+
 my $JSON = JSON::PP->new->utf8->allow_nonref;
 
 sub json_decode {
