@@ -75,12 +75,16 @@ sub fds {
 }
 
 my $ua = HTTP::Tiny->new(keep_alive => 0, timeout => 15);
+my %answers;
 
 sub call {
     my ($counts, $method, $path, $body) = @_;
     my $r = $ua->request($method, $t->url($path),
                          defined $body ? { content => $body } : {});
     $counts->{"$method $path $r->{status}"}++;
+    # the first answer of each kind that is not 200 or 409, to show
+    $answers{"$method $path $r->{status}"} //= $r->{content}
+        if $r->{status} !~ /^(200|409)$/;
     return $r;
 }
 
@@ -190,7 +194,7 @@ unlike($wrk_out, qr/Non-2xx/, 'wrk: no non-2xx responses');
 
 my @bad = grep { !/ (200|409)$/ } keys %counts;
 is("@bad", '', 'every admin request answered with 200 or 409')
-    or diag explain { map { $_ => $counts{$_} } @bad };
+    or diag explain { map { $_ => [$counts{$_}, $answers{$_}] } @bad };
 my $busy = 0;
 $busy += $counts{$_} for grep { / 409$/ } keys %counts;
 my $all = 0;
