@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ngx_http_malloc_origin.h"
+#include "../t/unit/origin_sentence.h"
 
 
 #define ERR_LEN       NGX_HTTP_MALLOC_ORIGIN_ERR_LEN
@@ -52,7 +53,6 @@ static int listed(ngx_http_malloc_header_t origin, const char *list);
 static int expected(ngx_http_malloc_header_t site,
     ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
     const char *list);
-static int sentence(const char *err);
 static int rendered(ngx_http_malloc_header_t h, const char *p, size_t m,
     size_t *used);
 static const char *quoted(const char *p, ngx_http_malloc_header_t h);
@@ -202,30 +202,6 @@ expected(ngx_http_malloc_header_t site, ngx_http_malloc_header_t origin,
 
     return listed(origin, list) ? NGX_HTTP_MALLOC_ORIGIN_TRUSTED
                                 : NGX_HTTP_MALLOC_ORIGIN_MISMATCH;
-}
-
-
-/* a non-empty sentence of printable ASCII, NUL-terminated in ERR_LEN */
-
-static int
-sentence(const char *err)
-{
-    size_t         i;
-    unsigned char  c;
-
-    for (i = 0; i < ERR_LEN; i++) {
-        c = (unsigned char) err[i];
-
-        if (c == '\0') {
-            return i > 0;
-        }
-
-        if (c < 0x20 || c > 0x7e) {
-            return 0;
-        }
-    }
-
-    return 0;
 }
 
 
@@ -424,7 +400,7 @@ make_list(const uint8_t *data, size_t len, int raw)
             rc = ngx_http_malloc_origin_valid(word, i - start, err);
 
             check(rc == 0 || rc == -1, "valid() returns 0 or -1");
-            check(rc == 0 || sentence(err), "valid() gives a reason");
+            check(rc == 0 || origin_sentence(err), "valid() gives a reason");
 
             if (rc == 0) {
                 check_accepted(word, i - start);
@@ -479,7 +455,7 @@ check_valid(ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host)
     check(rc == 0 || rc == -1, "valid() returns 0 or -1");
 
     if (rc == -1) {
-        check(sentence(err), "valid() gives a reason");
+        check(origin_sentence(err), "valid() gives a reason");
         free(err);
         return;
     }
@@ -579,13 +555,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(rc == expected(h[0], h[1], h[2], list), "the result of the rules");
 
     if (rc == NGX_HTTP_MALLOC_ORIGIN_CROSS_SITE) {
-        check(sentence(err), "a refusal leaves a printable sentence");
+        check(origin_sentence(err), "a refusal leaves a printable sentence");
         check(strncmp(err, SITE_QUOTE, sizeof(SITE_QUOTE) - 1) == 0
               && quoted(err + sizeof(SITE_QUOTE) - 1, h[0]) != NULL,
               "a CROSS_SITE refusal quotes Sec-Fetch-Site");
 
     } else if (rc == NGX_HTTP_MALLOC_ORIGIN_MISMATCH) {
-        check(sentence(err), "a refusal leaves a printable sentence");
+        check(origin_sentence(err), "a refusal leaves a printable sentence");
 
         p = NULL;
 

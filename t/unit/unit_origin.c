@@ -12,6 +12,7 @@
 
 #include "tap.h"
 #include "ngx_http_malloc_origin.h"
+#include "origin_sentence.h"
 
 
 #define ERR_LEN        NGX_HTTP_MALLOC_ORIGIN_ERR_LEN
@@ -44,7 +45,6 @@ static ngx_http_malloc_header_t copy_header(hdr_t v);
 static int run_check(hdr_t site, hdr_t origin, hdr_t host,
     const char *trusted, char *err);
 static int run_valid(const char *s, size_t len, char *err);
-static int err_sane(const char *err);
 static const char *rc_name(int rc);
 static size_t count(const char *s, const char *what);
 static void expect(const char *desc, hdr_t site, hdr_t origin, hdr_t host,
@@ -180,30 +180,6 @@ run_valid(const char *s, size_t len, char *err)
 }
 
 
-/* a non-empty sentence of printable ASCII, NUL-terminated in ERR_LEN */
-
-static int
-err_sane(const char *err)
-{
-    size_t         i;
-    unsigned char  c;
-
-    for (i = 0; i < ERR_LEN; i++) {
-        c = (unsigned char) err[i];
-
-        if (c == '\0') {
-            return i > 0;
-        }
-
-        if (c < 0x20 || c > 0x7e) {
-            return 0;
-        }
-    }
-
-    return 0;
-}
-
-
 static const char *
 rc_name(int rc)
 {
@@ -262,7 +238,7 @@ expect(const char *desc, hdr_t site, hdr_t origin, hdr_t host,
         return;
     }
 
-    sane = err_sane(err);
+    sane = origin_sentence(err);
 
     if (!ok(sane, "%s: err is a printable sentence", desc)) {
         err[ERR_LEN - 1] = '\0';
@@ -293,7 +269,7 @@ accept_origin(const char *s)
 
     rc = run_valid(s, len, err);
 
-    if (!is_int(rc, 0, "valid \"%s\": accepted", s) && err_sane(err)) {
+    if (!is_int(rc, 0, "valid \"%s\": accepted", s) && origin_sentence(err)) {
         diag("reason: %s", err);
     }
 
@@ -310,7 +286,7 @@ accept_origin(const char *s)
     for (n = 0; n < len; n++) {
         rc = run_valid(s, n, err);
 
-        if (rc != 0 && (rc != -1 || !err_sane(err))) {
+        if (rc != 0 && (rc != -1 || !origin_sentence(err))) {
             diag("prefix of %zu bytes: %d", n, rc);
             sane = 0;
         }
@@ -330,7 +306,7 @@ refuse_origin(const char *desc, const char *s, size_t len)
     rc = run_valid(s, len, err);
 
     is_int(rc, -1, "valid %s: refused", desc);
-    ok(rc == -1 && err_sane(err), "valid %s: with a reason", desc);
+    ok(rc == -1 && origin_sentence(err), "valid %s: with a reason", desc);
 }
 
 
@@ -575,7 +551,7 @@ test_err_bytes(void)
 
         rc = run_check((hdr_t) { site, 3 }, NONE, NONE, NULL, err);
 
-        if (rc != RC_CROSS_SITE || !err_sane(err)) {
+        if (rc != RC_CROSS_SITE || !origin_sentence(err)) {
             diag("Sec-Fetch-Site with byte 0x%02x: %s", c, rc_name(rc));
             sane = 0;
 
@@ -599,7 +575,7 @@ test_err_bytes(void)
         rc = run_check(NONE, (hdr_t) { origin, 9 }, (hdr_t) { host, 2 },
                        NULL, err);
 
-        if (rc != RC_MISMATCH || !err_sane(err)) {
+        if (rc != RC_MISMATCH || !origin_sentence(err)) {
             diag("Origin and Host with byte 0x%02x: %s", c, rc_name(rc));
             sane = 0;
         }
@@ -616,16 +592,16 @@ test_err_bytes(void)
     v.len = sizeof(all);
 
     rc = run_check(v, NONE, NONE, NULL, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err),
+    ok(rc == RC_CROSS_SITE && origin_sentence(err),
        "Sec-Fetch-Site of all 256 bytes: refused, printable");
 
     rc = run_check(NONE, v, (hdr_t) { back, sizeof(back) }, TRUSTED_THREE,
                    err);
-    ok(rc == RC_MISMATCH && err_sane(err),
+    ok(rc == RC_MISMATCH && origin_sentence(err),
        "Origin and Host of all 256 bytes: refused, printable");
 
     rc = run_check(H("cross-site"), v, NONE, TRUSTED_THREE, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err),
+    ok(rc == RC_CROSS_SITE && origin_sentence(err),
        "cross-site, Origin of all 256 bytes: refused, printable");
 }
 
@@ -650,23 +626,24 @@ test_err_long(void)
     va.len = LONG_LEN;
 
     rc = run_check(va, NONE, NONE, NULL, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err),
+    ok(rc == RC_CROSS_SITE && origin_sentence(err),
        "Sec-Fetch-Site of 10 KB: refused, printable, shorter than 256");
-    ok(err_sane(err) && count(err, "...") == 1,
+    ok(origin_sentence(err) && count(err, "...") == 1,
        "Sec-Fetch-Site of 10 KB: cut with \"...\"");
 
     memset(a, 0xff, LONG_LEN);
 
     rc = run_check(va, NONE, NONE, NULL, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err),
+    ok(rc == RC_CROSS_SITE && origin_sentence(err),
        "Sec-Fetch-Site of 10 KB of 0xff: refused, printable");
-    ok(err_sane(err) && count(err, "\\xff") > 0 && count(err, "...") == 1,
+    ok(origin_sentence(err) && count(err, "\\xff") > 0
+       && count(err, "...") == 1,
        "Sec-Fetch-Site of 10 KB of 0xff: \\xff, cut with \"...\"");
 
     memset(a, '"', LONG_LEN);
 
     rc = run_check(va, NONE, NONE, NULL, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err),
+    ok(rc == RC_CROSS_SITE && origin_sentence(err),
        "Sec-Fetch-Site of 10 KB of '\"': refused, printable");
 
     /* Origin and Host both long: both are cut, the sentence still fits */
@@ -678,9 +655,9 @@ test_err_long(void)
     vb.len = LONG_LEN;
 
     rc = run_check(NONE, va, vb, TRUSTED_THREE, err);
-    ok(rc == RC_MISMATCH && err_sane(err),
+    ok(rc == RC_MISMATCH && origin_sentence(err),
        "Origin and Host of 10 KB: refused, printable, shorter than 256");
-    ok(err_sane(err) && count(err, "...") == 2,
+    ok(origin_sentence(err) && count(err, "...") == 2,
        "Origin and Host of 10 KB: both cut with \"...\"");
 
     for (i = 0; i < LONG_LEN; i++) {
@@ -689,7 +666,7 @@ test_err_long(void)
     }
 
     rc = run_check(NONE, va, vb, NULL, err);
-    ok(rc == RC_MISMATCH && err_sane(err),
+    ok(rc == RC_MISMATCH && origin_sentence(err),
        "Origin and Host of 10 KB of every byte: refused, printable");
 
     /* long, but the same: passes */
@@ -708,7 +685,7 @@ test_err_long(void)
     va.len = 64;
 
     rc = run_check(va, NONE, NONE, NULL, err);
-    ok(rc == RC_CROSS_SITE && err_sane(err) && count(err, "...") == 0
+    ok(rc == RC_CROSS_SITE && origin_sentence(err) && count(err, "...") == 0
        && strstr(err, "qqqq\"") != NULL,
        "Sec-Fetch-Site of 64 bytes: quoted whole");
 

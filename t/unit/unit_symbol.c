@@ -48,6 +48,20 @@ typedef struct {
 } image_t;
 
 
+/* a copy of this program in a file of its own, and its text mapping */
+
+typedef struct {
+    char                        path[64];
+    char                       *image;
+    char                       *text;
+    size_t                      ilen;
+    uint64_t                    addr;       /* in unit_symbol_static */
+    const map_t                *self;       /* our own text mapping */
+    ngx_http_malloc_arena_t    *arena;
+    ngx_http_malloc_symbols_t  *syms;
+} copy_t;
+
+
 void unit_symbol_exported(void);
 static void unit_symbol_static(void) __attribute__((noinline));
 static char *slurp(const char *path, size_t *len);
@@ -61,6 +75,8 @@ static const char *name_at(ngx_http_malloc_symbols_t *syms,
 static char *fake_line(char *buf, size_t size, uint64_t start,
     uint64_t len, uint64_t offset, const char *path);
 static int self_path(char *buf, size_t size);
+static void copy_open(copy_t *c, const char *tmpl);
+static void copy_close(copy_t *c);
 static void make_elf(image_t *img);
 static void test_self(void);
 static void test_cache_stable(void);
@@ -268,6 +284,57 @@ self_path(char *buf, size_t size)
     buf[n] = '\0';
 
     return 0;
+}
+
+
+/* an empty file at c->path, the image to put there, a cache and arena */
+
+static void
+copy_open(copy_t *c, const char *tmpl)
+{
+    int      fd;
+    size_t   len, n;
+    map_t   *maps;
+
+    snprintf(c->path, sizeof(c->path), "%s", tmpl);
+
+    fd = mkstemp(c->path);
+    if (fd == -1) {
+        abort();
+    }
+
+    close(fd);
+
+    c->syms = ngx_http_malloc_symbols_create();
+    c->arena = ngx_http_malloc_arena_create();
+    c->text = slurp("/proc/self/maps", &len);
+    c->image = slurp("/proc/self/exe", &c->ilen);
+
+    if (c->syms == NULL || c->arena == NULL || c->text == NULL
+        || c->image == NULL)
+    {
+        abort();
+    }
+
+    ngx_http_malloc_symbols_maps(c->syms, c->arena, c->text, len, &maps, &n);
+
+    c->addr = (uint64_t) (uintptr_t) unit_symbol_keep + 1;
+    c->self = map_of(maps, n, c->addr);
+
+    if (c->self == NULL) {
+        abort();
+    }
+}
+
+
+static void
+copy_close(copy_t *c)
+{
+    free(c->image);
+    free(c->text);
+    unlink(c->path);
+    ngx_http_malloc_arena_destroy(c->arena);
+    ngx_http_malloc_symbols_destroy(c->syms);
 }
 
 
@@ -1265,100 +1332,71 @@ test_bounds(void)
 static void
 test_reload(void)
 {
-    int                         fd, first;
-    char                        path[] = "/tmp/unit_symbol_reload.XXXXXX";
+    copy_t                      c;
+    int                         first;
     char                        line[PATH_MAX + 128], want[300];
-    char                       *image, *text;
-    size_t                      len, ilen, n, n0, n1;
-    uint64_t                    addr;
-    const map_t                *self;
-    map_t                      *m0, *m1, *m2;
+    size_t                      n, n1;
+    map_t                      *m1, *m2;
     struct timespec             times[2];
-    ngx_http_malloc_arena_t    *arena;
-    ngx_http_malloc_symbols_t  *syms;
 
-    fd = mkstemp(path);
-    if (fd == -1) {
-        abort();
-    }
+    copy_open(&c, "/tmp/unit_symbol_reload.XXXXXX");
 
-    close(fd);
+    fake_line(line, sizeof(line), c.self->start, c.self->limit - c.self->start,
+              c.self->offset, c.path);
 
-    syms = ngx_http_malloc_symbols_create();
-    arena = ngx_http_malloc_arena_create();
-    text = slurp("/proc/self/maps", &len);
-    image = slurp("/proc/self/exe", &ilen);
-
-    if (syms == NULL || arena == NULL || text == NULL || image == NULL) {
-        abort();
-    }
-
-    ngx_http_malloc_symbols_maps(syms, arena, text, len, &m0, &n0);
-
-    addr = (uint64_t) (uintptr_t) unit_symbol_keep + 1;
-    self = map_of(m0, n0, addr);
-
-    if (self == NULL) {
-        abort();
-    }
-
-    fake_line(line, sizeof(line), self->start, self->limit - self->start,
-              self->offset, path);
-
-    spit(path, image, ilen);
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n1);
+    spit(c.path, c.image, c.ilen);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line),
+                                 &m1, &n1);
 
     first = (n1 == 1) ? m1[0].file : -1;
     ok(first >= 0, "reload: the copy is cached");
-    is_str(name_at(syms, arena, m1, n1, addr, NULL), "unit_symbol_static",
+    is_str(name_at(c.syms, c.arena, m1, n1, c.addr, NULL),
+           "unit_symbol_static",
            "reload: the copy names it");
 
     /* the same size and time: taken for the same file */
 
-    memset(image + ilen - 8, 0, 8);
-    spit(path, image, ilen);
+    memset(c.image + c.ilen - 8, 0, 8);
+    spit(c.path, c.image, c.ilen);
 
     times[0].tv_sec = 1000000000;
     times[0].tv_nsec = 0;
     times[1] = times[0];
-    utimensat(AT_FDCWD, path, times, 0);
+    utimensat(AT_FDCWD, c.path, times, 0);
 
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m2, &n);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m2, &n);
     ok(n == 1 && m2[0].file != first, "reload: a new mtime is a new file");
 
     first = (n == 1) ? m2[0].file : -1;
 
     /* now garbage of another size */
 
-    spit(path, "not an ELF file", 15);
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m2, &n);
+    spit(c.path, "not an ELF file", 15);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m2, &n);
 
     ok(n == 1 && m2[0].file >= 0 && m2[0].file != first,
        "reload: a changed file gets a new entry");
 
-    snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(path, '/') + 1,
-             addr - (self->start - self->offset));
-    is_str(name_at(syms, arena, m2, n, addr, NULL), want,
+    snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(c.path, '/') + 1,
+             c.addr - (c.self->start - c.self->offset));
+    is_str(name_at(c.syms, c.arena, m2, n, c.addr, NULL), want,
            "reload: the new contents have no symbols");
-    is_str(name_at(syms, arena, m1, n1, addr, NULL), "unit_symbol_static",
+    is_str(name_at(c.syms, c.arena, m1, n1, c.addr, NULL),
+           "unit_symbol_static",
            "reload: maps parsed before still name from the old entry");
 
     /* back to a version seen before: its entry, not a new one */
 
-    spit(path, image, ilen);
-    utimensat(AT_FDCWD, path, times, 0);
+    spit(c.path, c.image, c.ilen);
+    utimensat(AT_FDCWD, c.path, times, 0);
 
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m2, &n);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m2, &n);
     ok(n == 1 && m2[0].file == first,
        "reload: a version seen before finds its entry again");
-    is_str(name_at(syms, arena, m2, n, addr, NULL), "unit_symbol_static",
+    is_str(name_at(c.syms, c.arena, m2, n, c.addr, NULL), "unit_symbol_static",
            "reload: and its names");
 
-    free(image);
-    free(text);
-    unlink(path);
-    ngx_http_malloc_arena_destroy(arena);
-    ngx_http_malloc_symbols_destroy(syms);
+    copy_close(&c);
 }
 
 
@@ -1371,79 +1409,52 @@ test_reload(void)
 static void
 test_unreachable(void)
 {
-    int                         fd, first;
-    char                        path[] = "/tmp/unit_symbol_gone.XXXXXX";
+    copy_t                      c;
+    int                         first;
     char                        line[PATH_MAX + 128], want[300];
-    char                       *image, *text;
-    size_t                      len, ilen, n, n0;
-    uint64_t                    addr;
-    const map_t                *self;
-    map_t                      *m0, *m1;
+    size_t                      n;
+    map_t                      *m1;
     struct stat                 st;
-    ngx_http_malloc_arena_t    *arena;
-    ngx_http_malloc_symbols_t  *syms;
 
-    fd = mkstemp(path);
-    if (fd == -1) {
-        abort();
-    }
+    copy_open(&c, "/tmp/unit_symbol_gone.XXXXXX");
 
-    close(fd);
+    spit(c.path, c.image, c.ilen);
 
-    syms = ngx_http_malloc_symbols_create();
-    arena = ngx_http_malloc_arena_create();
-    text = slurp("/proc/self/maps", &len);
-    image = slurp("/proc/self/exe", &ilen);
-
-    if (syms == NULL || arena == NULL || text == NULL || image == NULL) {
-        abort();
-    }
-
-    ngx_http_malloc_symbols_maps(syms, arena, text, len, &m0, &n0);
-
-    addr = (uint64_t) (uintptr_t) unit_symbol_keep + 1;
-    self = map_of(m0, n0, addr);
-
-    spit(path, image, ilen);
-
-    if (self == NULL || stat(path, &st) != 0) {
+    if (stat(c.path, &st) != 0) {
         abort();
     }
 
     snprintf(line, sizeof(line), "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64
-             " fe:00 %" PRIu64 " %s\n", self->start, self->limit,
-             self->offset, (uint64_t) st.st_ino, path);
+             " fe:00 %" PRIu64 " %s\n", c.self->start, c.self->limit,
+             c.self->offset, (uint64_t) st.st_ino, c.path);
 
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m1, &n);
     first = (n == 1) ? m1[0].file : -1;
     ok(first >= 0, "unreachable: read while it could be");
 
-    unlink(path);
+    unlink(c.path);
 
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m1, &n);
     ok(n == 1 && m1[0].file == first,
        "unreachable: the entry of its path and inode is used");
-    is_str(name_at(syms, arena, m1, n, addr, NULL), "unit_symbol_static",
+    is_str(name_at(c.syms, c.arena, m1, n, c.addr, NULL), "unit_symbol_static",
            "unreachable: and names its code");
 
     /* another inode at that path: another file, never read */
 
     snprintf(line, sizeof(line), "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64
-             " fe:00 %" PRIu64 " %s\n", self->start, self->limit,
-             self->offset, (uint64_t) st.st_ino + 1, path);
+             " fe:00 %" PRIu64 " %s\n", c.self->start, c.self->limit,
+             c.self->offset, (uint64_t) st.st_ino + 1, c.path);
 
-    ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m1, &n);
+    ngx_http_malloc_symbols_maps(c.syms, c.arena, line, strlen(line), &m1, &n);
     ok(n == 1 && m1[0].file == -1, "unreachable: another inode is unknown");
 
-    snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(path, '/') + 1,
-             addr - (self->start - self->offset));
-    is_str(name_at(syms, arena, m1, n, addr, NULL), want,
+    snprintf(want, sizeof(want), "%s+0x%" PRIx64, strrchr(c.path, '/') + 1,
+             c.addr - (c.self->start - c.self->offset));
+    is_str(name_at(c.syms, c.arena, m1, n, c.addr, NULL), want,
            "unreachable: another inode gives file+0xvaddr");
 
-    free(image);
-    free(text);
-    ngx_http_malloc_arena_destroy(arena);
-    ngx_http_malloc_symbols_destroy(syms);
+    copy_close(&c);
 }
 
 
