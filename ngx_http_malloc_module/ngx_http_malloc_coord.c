@@ -145,32 +145,32 @@ ngx_http_malloc_coord_init_module(ngx_cycle_t *cycle,
         workers = NGX_MAX_PROCESSES;
     }
 
+    /*
+     * The eventfds only wake workers at once; without them the workers
+     * see commands on their apply timer.  A failure here must not fail
+     * the cycle: at a reload nginx would exit.
+     */
+
+    mmcf->nwake = 0;
     mmcf->wake = ngx_palloc(cycle->pool, workers * sizeof(ngx_fd_t));
-    if (mmcf->wake == NULL) {
-        return NGX_ERROR;
-    }
-
     cln = ngx_pool_cleanup_add(cycle->pool, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
-    }
 
-    for (i = 0; i < workers; i++) {
-        mmcf->wake[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (mmcf->wake != NULL && cln != NULL) {
+        cln->handler = ngx_http_malloc_coord_close_wake;
+        cln->data = mmcf;
 
-        if (mmcf->wake[i] == -1) {
-            ngx_log_error(NGX_LOG_EMERG, cycle->log, ngx_errno,
-                          "eventfd() failed");
-            break;
+        for (i = 0; i < workers; i++) {
+            mmcf->wake[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+            if (mmcf->wake[i] == -1) {
+                ngx_log_error(NGX_LOG_ERR, cycle->log, ngx_errno,
+                              "eventfd() failed: workers from number %ui "
+                              "on take commands within a second", i);
+                break;
+            }
+
+            mmcf->nwake++;
         }
-    }
-
-    mmcf->nwake = i;
-    cln->handler = ngx_http_malloc_coord_close_wake;
-    cln->data = mmcf;
-
-    if (i < workers) {
-        return NGX_ERROR;
     }
 
     shm = mmcf->shm_zone->data;
