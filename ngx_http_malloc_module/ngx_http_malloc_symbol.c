@@ -24,6 +24,7 @@
 #endif
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@
 #define NGX_HTTP_MALLOC_SYMBOL_NEST   8
 
 #define NGX_HTTP_MALLOC_PATH_MAX      4096
+#define NGX_HTTP_MALLOC_ELF_PAGE      4096
 #define NGX_HTTP_MALLOC_DEBUG_DIR     "/usr/lib/debug/.build-id/"
 #define NGX_HTTP_MALLOC_DELETED       " (deleted)"
 
@@ -98,14 +100,22 @@ struct ngx_http_malloc_symbols_s {
 };
 
 
-/* an ELF image: a mapped file or a buffer of the fuzzer */
+/*
+ * An ELF image: a file, read into memory of our own part by part as the
+ * reader asks for it, or a buffer of the fuzzer.  A file mapped instead
+ * would kill the worker with SIGBUS if it were truncated while being read
+ * (a library rewritten in place by a careless upgrade); read, it is only
+ * short, and the reader gives up on it.
+ */
 
 typedef struct {
     const unsigned char        *data;
     size_t                      len;
     Elf64_Ehdr                  ehdr;
     unsigned                    shnum;
-    unsigned                    mapped;
+    unsigned                    mapped;      /* data and have are ours */
+    int                         fd;          /* the file, when mapped */
+    unsigned char              *have;        /* a bit per page read */
 } ngx_http_malloc_elf_t;
 
 
@@ -177,6 +187,8 @@ static const char *ngx_http_malloc_symbols_anon(
 static int ngx_http_malloc_elf_map(ngx_http_malloc_elf_t *elf,
     const char *path, struct stat *st);
 static void ngx_http_malloc_elf_unmap(ngx_http_malloc_elf_t *elf);
+static int ngx_http_malloc_elf_fetch(ngx_http_malloc_elf_t *elf,
+    uint64_t off, uint64_t size);
 static int ngx_http_malloc_elf_init(ngx_http_malloc_elf_t *elf);
 static int ngx_http_malloc_elf_read(ngx_http_malloc_elf_t *elf,
     uint64_t off, size_t size, void *dst);
@@ -1326,16 +1338,30 @@ ngx_http_malloc_elf_map(ngx_http_malloc_elf_t *elf, const char *path,
         return 0;
     }
 
-    p = mmap(NULL, (size_t) st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* untouched pages of the copy cost nothing */
 
-    close(fd);
+    elf->len = (size_t) st->st_size;
+
+    p = mmap(NULL, elf->len, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
     if (p == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+
+    elf->have = mmap(NULL, elf->len / NGX_HTTP_MALLOC_ELF_PAGE / 8 + 1,
+                     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+
+    if (elf->have == MAP_FAILED) {
+        munmap(p, elf->len);
+        close(fd);
         return -1;
     }
 
     elf->data = p;
-    elf->len = (size_t) st->st_size;
+    elf->fd = fd;
     elf->mapped = 1;
 
     return 0;
@@ -1347,8 +1373,66 @@ ngx_http_malloc_elf_unmap(ngx_http_malloc_elf_t *elf)
 {
     if (elf->mapped) {
         munmap((void *) elf->data, elf->len);
+        munmap(elf->have, elf->len / NGX_HTTP_MALLOC_ELF_PAGE / 8 + 1);
+        close(elf->fd);
         elf->mapped = 0;
     }
+}
+
+
+/* reads the pages of [off, off + size) that are not read yet */
+
+static int
+ngx_http_malloc_elf_fetch(ngx_http_malloc_elf_t *elf, uint64_t off,
+    uint64_t size)
+{
+    size_t          i, last, run;
+    ssize_t         n;
+    uint64_t        start, end;
+    unsigned char  *dst;
+
+    last = (off + size - 1) / NGX_HTTP_MALLOC_ELF_PAGE;
+
+    for (i = off / NGX_HTTP_MALLOC_ELF_PAGE; i <= last; i = run) {
+
+        for (run = i;
+             run <= last && !(elf->have[run / 8] & (1 << (run % 8)));
+             run++)
+        {
+            /* void */
+        }
+
+        if (run == i) {
+            run++;
+            continue;
+        }
+
+        start = (uint64_t) i * NGX_HTTP_MALLOC_ELF_PAGE;
+        end = (uint64_t) run * NGX_HTTP_MALLOC_ELF_PAGE;
+        end = (end < elf->len) ? end : elf->len;
+        dst = (unsigned char *) elf->data + start;
+
+        while (start < end) {
+            n = pread(elf->fd, dst, end - start, (off_t) start);
+
+            if (n == -1 && errno == EINTR) {
+                continue;
+            }
+
+            if (n <= 0) {
+                return -1;      /* shorter than it was: truncated */
+            }
+
+            start += n;
+            dst += n;
+        }
+
+        for ( /* void */ ; i < run; i++) {
+            elf->have[i / 8] |= 1 << (i % 8);
+        }
+    }
+
+    return 0;
 }
 
 
@@ -1470,6 +1554,10 @@ ngx_http_malloc_elf_within(ngx_http_malloc_elf_t *elf, uint64_t off,
 {
     if (off > elf->len || size > elf->len - off) {
         return -1;
+    }
+
+    if (elf->mapped && size > 0) {
+        return ngx_http_malloc_elf_fetch(elf, off, size);
     }
 
     return 0;

@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -89,6 +92,7 @@ static void test_mutations(void);
 static void test_bounds(void);
 static void test_reload(void);
 static void test_unreachable(void);
+static void test_truncated(void);
 static void test_debug_file(void);
 static void test_rules(void);
 
@@ -1458,6 +1462,97 @@ test_unreachable(void)
 }
 
 
+/*
+ * A library rewritten in place while its symbols are read (a careless
+ * upgrade): a child truncates and rewrites the copy over and over while
+ * this process loads it, each time into a new cache.  Reading a mapped
+ * file, the loader died of SIGBUS; reading it part by part, a load only
+ * sees a short file.
+ */
+
+static void
+test_truncated(void)
+{
+    int                         fd, loads, named;
+    char                        line[PATH_MAX + 128];
+    pid_t                       pid, parent;
+    size_t                      n;
+    time_t                      end;
+    map_t                      *m;
+    copy_t                      c;
+    const char                 *name;
+    ngx_http_malloc_arena_t    *arena;
+    ngx_http_malloc_symbols_t  *syms;
+
+    copy_open(&c, "/tmp/unit_symbol_trunc.XXXXXX");
+    spit(c.path, c.image, c.ilen);
+    fake_line(line, sizeof(line), c.self->start,
+              c.self->limit - c.self->start, c.self->offset, c.path);
+
+    parent = getpid();
+    pid = fork();
+
+    if (pid == 0) {
+        /* the output is the parent's; a parent that died ends the child */
+        close(STDOUT_FILENO);
+
+        while (getppid() == parent) {
+            fd = open(c.path, O_WRONLY | O_TRUNC);
+            if (fd == -1 || write(fd, c.image, c.ilen) < 0) {
+                _exit(1);
+            }
+
+            close(fd);
+        }
+
+        _exit(0);
+    }
+
+    if (pid == -1) {
+        abort();
+    }
+
+    loads = 0;
+    named = 0;
+    end = time(NULL) + 2;
+
+    while (time(NULL) < end) {
+        syms = ngx_http_malloc_symbols_create();
+        arena = ngx_http_malloc_arena_create();
+
+        if (syms == NULL || arena == NULL) {
+            abort();
+        }
+
+        ngx_http_malloc_symbols_maps(syms, arena, line, strlen(line), &m, &n);
+        name = name_at(syms, arena, m, n, c.addr, NULL);
+        named += (name != NULL && strcmp(name, "unit_symbol_static") == 0);
+        loads++;
+
+        ngx_http_malloc_arena_destroy(arena);
+        ngx_http_malloc_symbols_destroy(syms);
+    }
+
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+
+    ok(loads > 0, "truncated: %d loads while the file was rewritten, "
+       "%d of them named the function", loads, named);
+
+    /* whole again: read whole */
+
+    spit(c.path, c.image, c.ilen);
+
+    syms = ngx_http_malloc_symbols_create();
+    ngx_http_malloc_symbols_maps(syms, c.arena, line, strlen(line), &m, &n);
+    is_str(name_at(syms, c.arena, m, n, c.addr, NULL), "unit_symbol_static",
+           "truncated: the file written again names it");
+    ngx_http_malloc_symbols_destroy(syms);
+
+    copy_close(&c);
+}
+
+
 /* libc's static functions come from libc6-dbg's file, when installed */
 
 static void
@@ -1798,6 +1893,7 @@ main(void)
     test_bounds();
     test_reload();
     test_unreachable();
+    test_truncated();
     test_debug_file();
     test_rules();
 
