@@ -150,7 +150,7 @@ ngx_int_t
 ngx_http_malloc_handler(ngx_http_request_t *r)
 {
     ngx_int_t                    rc;
-    ngx_str_t                    ep;
+    ngx_str_t                    ep, *allow;
     ngx_uint_t                   i, trusted;
     ngx_http_malloc_ctx_t       *ctx;
     ngx_http_core_loc_conf_t    *clcf;
@@ -220,22 +220,19 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
                        "or GET %V for the module's state", &ep, &clcf->name);
         }
 
+        allow = &ngx_http_malloc_endpoints[i].allow;
+
         if (trusted && r->method == NGX_HTTP_OPTIONS) {
-            return ngx_http_malloc_preflight(r,
-                                          &ngx_http_malloc_endpoints[i].allow);
+            return ngx_http_malloc_preflight(r, allow);
         }
 
-        if (ngx_http_malloc_add_header(r, "Allow",
-                                       &ngx_http_malloc_endpoints[i].allow)
-            != NGX_OK)
-        {
+        if (ngx_http_malloc_add_header(r, "Allow", allow) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_ALLOWED,
                                      "method_not_allowed",
-                                     "\"%V\" takes %V", &r->uri,
-                                     &ngx_http_malloc_endpoints[i].allow);
+                                     "\"%V\" takes %V", &r->uri, allow);
     }
 
     ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_ctx_t));

@@ -295,6 +295,10 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
     /* every worker's dump, or nothing; heap: named now */
 
     paths = ngx_pcalloc(pool, (n + 1) * sizeof(char *));
+    if (paths == NULL) {
+        /* the sweep removes the hidden dumps */
+        failed = n;
+    }
 
     for (i = 0, k = 0; paths != NULL && i < n; i++) {
 
@@ -308,6 +312,7 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
 
         paths[k] = ngx_pnalloc(pool, NGX_MAX_PATH);
         if (paths[k] == NULL) {
+            failed = n;
             break;
         }
 
@@ -323,7 +328,7 @@ ngx_http_malloc_snapshot_check(ngx_http_malloc_main_conf_t *mmcf,
         k++;
     }
 
-    if (!failed && paths != NULL) {
+    if (!failed) {
         ngx_http_malloc_snapshot_publish(mmcf, paths, log);
     }
 
