@@ -205,7 +205,10 @@ ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
 }
 
 
-/* ASCII case-insensitive; host names and schemes are */
+/*
+ * ASCII case-insensitive, as host names and schemes are; over bytes that
+ * may hold NUL, where strncasecmp() would stop
+ */
 
 static int
 ngx_http_malloc_origin_eq(const unsigned char *a, size_t alen,

@@ -581,8 +581,12 @@ ngx_http_malloc_symbols_known(ngx_http_malloc_symbols_t *syms,
 {
     int  i;
 
+    if (inode == 0) {
+        return -1;
+    }
+
     for (i = syms->nfiles - 1; i >= 0; i--) {
-        if (inode != 0 && syms->files[i].inode == inode
+        if (syms->files[i].inode == inode
             && strcmp(syms->files[i].path, map->path) == 0)
         {
             ngx_http_malloc_symbols_use(syms, map, i);

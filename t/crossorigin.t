@@ -221,6 +221,29 @@ for my $bad ('example.com', 'https://dash.example.com/', 'ftp://x',
         or diag $out;
 }
 
+# docs/directives.md: its example loads, and its error is nginx's
+{
+    open my $fh, '<', "$MallocTest::ROOT/docs/directives.md" or die $!;
+    my $text = join '', <$fh>;
+    my ($section) = $text =~ /^## malloc_trusted_origin\n(.*?)^## /ms;
+    my ($example) = $section =~ /^Example:\n\n((?: {4}.*\n|\n)+)/m;
+    my ($emerg) = $section
+        =~ /^ {4}nginx: \[emerg\] (invalid origin .*) in \S+:\d+$/m;
+    ok($example && $emerg, 'directives.md has the example and the error');
+
+    (my $loc = $example // '') =~ s/^ {4}//mg;
+    $loc =~ s{location /malloc/}{location /docs/};
+    my ($rc, $out) = MallocTest->new(server => $loc)->test_conf;
+    is($rc, 0, 'the example of directives.md loads') or diag $out;
+
+    my ($bad) = ($emerg // '') =~ /^invalid origin "([^"]+)"/;
+    ($rc, $out) = MallocTest->new(
+        server => "location /d/ { malloc_admin; "
+                . "malloc_trusted_origin $bad; }")->test_conf;
+    like($out, qr/\Q$emerg\E/, 'the error of directives.md, word for word')
+        or diag $out;
+}
+
 ###############################################################################
 # a real browser
 
