@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -150,4 +152,47 @@ ngx_http_malloc_dump_strerror(int rc)
     default:
         return "the dump was written";
     }
+}
+
+
+/*
+ * Removes the hidden files that a worker killed in the middle of a
+ * profile, a snapshot or a dump left behind: ".profile-*", ".snapshot-*"
+ * and ".malloc-*" older than "age" seconds.  "removed" hears each name.
+ */
+
+void
+ngx_http_malloc_dump_sweep(const char *dir, time_t age,
+    void (*removed)(void *data, const char *name), void *data)
+{
+    DIR            *d;
+    time_t          now;
+    struct stat     st;
+    struct dirent  *de;
+
+    d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+
+    now = time(NULL);
+
+    while ((de = readdir(d)) != NULL) {
+
+        if (strncmp(de->d_name, ".profile-", 9) != 0
+            && strncmp(de->d_name, ".snapshot-", 10) != 0
+            && strncmp(de->d_name, ".malloc-", 8) != 0)
+        {
+            continue;
+        }
+
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISREG(st.st_mode) && st.st_mtime < now - age
+            && unlinkat(dirfd(d), de->d_name, 0) == 0)
+        {
+            removed(data, de->d_name);
+        }
+    }
+
+    (void) closedir(d);
 }

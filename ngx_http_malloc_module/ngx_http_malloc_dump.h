@@ -10,6 +10,7 @@
 
 
 #include <sys/types.h>
+#include <time.h>
 
 
 typedef enum {
@@ -34,6 +35,10 @@ int ngx_http_malloc_dump_write(const char *dir, const char *name,
 int ngx_http_malloc_dump_check(const char *dir, const char *name, int *err);
 
 const char *ngx_http_malloc_dump_strerror(int rc);
+
+/* removes hidden files older than "age" seconds left by a killed worker */
+void ngx_http_malloc_dump_sweep(const char *dir, time_t age,
+    void (*removed)(void *data, const char *name), void *data);
 
 
 #endif /* _NGX_HTTP_MALLOC_DUMP_H_INCLUDED_ */

@@ -11,6 +11,12 @@
 #include <ngx_http.h>
 
 #include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_apply.h"
+#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_threads.h"
+#include "ngx_http_malloc_schedule.h"
+#include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_origin.h"
 
 
@@ -26,6 +32,8 @@ static char *ngx_http_malloc_trusted_origin(ngx_conf_t *cf,
 static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
 static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
@@ -59,6 +67,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
     { ngx_string("malloc_snapshot"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_malloc_snapshot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_threads"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_malloc_threads,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -98,9 +113,6 @@ ngx_module_t  ngx_http_malloc_module = {
 };
 
 
-static ngx_str_t  ngx_http_malloc_zone_name = ngx_string("ngx_http_malloc");
-
-
 static void *
 ngx_http_malloc_create_main_conf(ngx_conf_t *cf)
 {
@@ -120,6 +132,7 @@ ngx_http_malloc_create_main_conf(ngx_conf_t *cf)
      */
 
     mmcf->dump_max_size = NGX_CONF_UNSET;
+    mmcf->threads = NGX_CONF_UNSET_UINT;
 
     return mmcf;
 }
@@ -145,6 +158,9 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
     if (mmcf->dump_max_size == NGX_CONF_UNSET) {
         mmcf->dump_max_size = (off_t) 2 * 1024 * 1024 * 1024;
     }
+
+    /* a dump and a profile's build at once; each thread has its caches */
+    ngx_conf_init_uint_value(mmcf->threads, 2);
 
     if (mmcf->dump_dir != NULL) {
         return NGX_CONF_OK;
@@ -537,9 +553,7 @@ invalid:
 static ngx_int_t
 ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
 {
-    size_t                        size;
     ngx_file_info_t               fi;
-    ngx_http_malloc_shm_t        *shm;
     ngx_http_malloc_main_conf_t  *mmcf;
 
     mmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_malloc_module);
@@ -563,36 +577,11 @@ ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
         return NGX_ERROR;
     }
 
-    shm = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_shm_t));
-    if (shm == NULL) {
-        return NGX_ERROR;
-    }
-
-    size = ngx_align(sizeof(ngx_http_malloc_shctx_t), ngx_pagesize)
-           + 8 * ngx_pagesize;
-
-    mmcf->shm_zone = ngx_shared_memory_add(cf, &ngx_http_malloc_zone_name,
-                                           size, &ngx_http_malloc_module);
-    if (mmcf->shm_zone == NULL) {
-        return NGX_ERROR;
-    }
-
-    mmcf->shm_zone->init = ngx_http_malloc_coord_init_zone;
-    mmcf->shm_zone->data = shm;
-
-#if (NGX_THREADS)
-    /* nginx's default pool: "thread_pool default threads=N;" sizes it */
-    mmcf->thread_pool = ngx_thread_pool_add(cf, NULL);
-    if (mmcf->thread_pool == NULL) {
-        return NGX_ERROR;
-    }
-#endif
-
-    return NGX_OK;
+    return ngx_http_malloc_board_add(cf, mmcf);
 }
 
 
-/* the main conf of a cycle that has an admin location, or NULL */
+/* the main conf of a cycle that has an admin location, or NULL *//* the main conf of a cycle that has an admin location, or NULL */
 
 static ngx_http_malloc_main_conf_t *
 ngx_http_malloc_used(ngx_cycle_t *cycle)
@@ -626,7 +615,7 @@ ngx_http_malloc_init_module(ngx_cycle_t *cycle)
 
     ngx_http_malloc_profile_preload(cycle->log);
 
-    return ngx_http_malloc_coord_init_module(cycle, mmcf);
+    return ngx_http_malloc_board_init_module(cycle, mmcf);
 }
 
 
@@ -647,5 +636,52 @@ ngx_http_malloc_init_process(ngx_cycle_t *cycle)
         return NGX_OK;
     }
 
-    return ngx_http_malloc_coord_init_process(cycle, mmcf);
+    /* the board first: the others hook into it */
+
+    if (ngx_http_malloc_board_init_process(cycle, mmcf) != NGX_OK
+        || ngx_http_malloc_threads_init(cycle, mmcf->threads) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_http_malloc_wait_init_process();
+    ngx_http_malloc_schedule_init_process(mmcf);
+
+    return ngx_http_malloc_apply_init_process(cycle, mmcf);
+}
+
+
+/* malloc_threads number | off; */
+
+static char *
+ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_malloc_main_conf_t *mmcf = conf;
+
+    ngx_int_t   n;
+    ngx_str_t  *value;
+
+    if (mmcf->threads != NGX_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (ngx_strcmp(value[1].data, "off") == 0) {
+        mmcf->threads = 0;
+        return NGX_CONF_OK;
+    }
+
+    n = ngx_atoi(value[1].data, value[1].len);
+
+    if (n < 1 || n > 16) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid value \"%V\": expected a number of "
+                           "threads from 1 to 16, or off", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    mmcf->threads = n;
+
+    return NGX_CONF_OK;
 }

@@ -1,10 +1,15 @@
 
 /*
  * Allocator statistics of every worker, as JSON (GET stats) and in the
- * Prometheus text exposition format (GET metrics).  A STATS command makes
- * each worker refresh jemalloc's figures into its slot; with
- * ?detail=full each also writes jemalloc's own JSON report into a hidden
- * file that is read back here and removed.
+ * Prometheus text exposition format (GET metrics), answered at once from
+ * the figures each worker publishes in its slot about every second: a
+ * stopped worker shows as stale, with the age of its figures, and never
+ * delays the answer.  Only ?detail=full needs the workers: each writes
+ * jemalloc's own JSON report into a hidden file, read back here and
+ * removed.
+ *
+ * Owns: the figures' names and help texts.  Calls: wait, reply, board,
+ * and the pure core (path, jemalloc).
  */
 
 
@@ -15,12 +20,12 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_reply.h"
+#include "ngx_http_malloc_stats.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
-
-
-/* the longest report a worker may write with ?detail=full */
-#define NGX_HTTP_MALLOC_REPORT_MAX  (16 * 1024 * 1024)
 
 
 typedef struct {
@@ -30,15 +35,14 @@ typedef struct {
 } ngx_http_malloc_figure_t;
 
 
+static ngx_int_t ngx_http_malloc_stats_answer(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
 static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
-    ngx_uint_t *missing);
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
 static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid);
-static ngx_int_t ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
-    ngx_http_malloc_answer_t *answers, ngx_uint_t n);
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
 static u_char *ngx_http_malloc_stats_series(u_char *p, u_char *last,
-    const char *name, const char *unit, ngx_http_malloc_answer_t *a,
+    const char *name, const char *unit, ngx_http_malloc_worker_t *w,
     size_t value);
 
 
@@ -76,32 +80,60 @@ static ngx_http_malloc_figure_t  ngx_http_malloc_figures[] = {
 
 
 ngx_int_t
-ngx_http_malloc_stats_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_stats(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
 {
-    size_t                        *value;
-    json_t                        *json, *workers, *totals, *w;
-    ngx_uint_t                     i, k, n, missing, status;
-    ngx_http_malloc_answer_t      *answers;
+    u_char                       *p;
+    ngx_str_t                     arg;
+    ngx_http_malloc_loc_conf_t   *mlcf;
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r, NULL);
+    }
+
+    ctx->answered = ngx_http_malloc_stats_answer;
+
+    if (ngx_http_arg(r, (u_char *) "detail", 6, &arg) != NGX_OK
+        || arg.len != 4 || ngx_strncmp(arg.data, "full", 4) != 0)
+    {
+        return ngx_http_malloc_stats_answer(r, ctx);
+    }
+
+    /* jemalloc's report of each worker: a read that needs the workers */
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+                     ".profile-%P-%uA-stats.%%p.json", ngx_pid,
+                     r->connection->number);
+    *p = '\0';
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_STATS;
+
+    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_stats_answer(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx)
+{
+    size_t                       *value;
+    json_t                        *json, *workers, *totals;
+    ngx_uint_t                     i, k, n, stale;
+    ngx_http_malloc_worker_t      *w;
     ngx_http_malloc_main_conf_t   *mmcf;
     size_t                         sums[6];
-    u_char                         text[128];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    answers = ngx_http_malloc_answers(r, ctx->seq, &n);
-    if (answers == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_METRICS) {
-        return ngx_http_malloc_stats_metrics(r, answers, n);
-    }
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
 
     json = json_object();
     workers = json_array();
     totals = json_object();
 
-    if (json == NULL || workers == NULL || totals == NULL) {
+    if (w == NULL || json == NULL || workers == NULL || totals == NULL) {
         json_decref(json);
         json_decref(workers);
         json_decref(totals);
@@ -109,18 +141,20 @@ ngx_http_malloc_stats_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     }
 
     ngx_memzero(sums, sizeof(sums));
-    missing = 0;
+    stale = 0;
 
     for (i = 0; i < n; i++) {
-        w = ngx_http_malloc_stats_worker(r, ctx, &answers[i], &missing);
-        json_array_append_new(workers, w);
+        json_array_append_new(workers,
+                              ngx_http_malloc_stats_worker(r, ctx, &w[i]));
 
-        if (!answers[i].answered) {
+        if (w[i].stale) {
+            /* the totals are of fresh figures only, as the metrics */
+            stale++;
             continue;
         }
 
         for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
-            value = (size_t *) ((u_char *) &answers[i].slot.stats
+            value = (size_t *) ((u_char *) &w[i].stats
                                 + ngx_http_malloc_figures[k].offset);
             sums[k] += *value;
         }
@@ -132,72 +166,49 @@ ngx_http_malloc_stats_done(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     }
 
     json_object_set_new(json, "prof_active",
-                        json_boolean(ngx_http_malloc_coord_desired(mmcf)));
+                        json_boolean(ngx_http_malloc_board_desired(mmcf,
+                                                                   NULL)));
+    json_object_set_new(json, "stale_workers",
+                        json_integer((json_int_t) stale));
     json_object_set_new(json, "totals", totals);
     json_object_set_new(json, "workers", workers);
 
-    status = NGX_HTTP_OK;
-
-    if (missing) {
-        status = NGX_HTTP_GATEWAY_TIME_OUT;
-        (void) ngx_snprintf(text, sizeof(text), "%ui worker(s) did not "
-                            "answer; the totals leave them out%Z", missing);
-        json_object_set_new(json, "error",
-                            json_pack("{s:i, s:s, s:s}", "status",
-                                      (int) status, "code", "worker_timeout",
-                                      "text", (char *) text));
-    }
-
-    return ngx_http_malloc_send_json(r, status, json);
+    return ngx_http_malloc_send_json(r, NGX_HTTP_OK, json);
 }
 
 
 static json_t *
 ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_answer_t *a,
-    ngx_uint_t *missing)
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
 {
-    json_t                  *w;
-    size_t                  *value;
-    ngx_uint_t               k;
-    ngx_http_malloc_slot_t  *slot;
+    json_t      *j;
+    size_t      *value;
+    ngx_uint_t   k;
 
-    slot = &a->slot;
-
-    w = ngx_http_malloc_worker_head(a);
-    if (w == NULL) {
-        return NULL;
+    j = ngx_http_malloc_worker_head(w, 1);
+    if (j == NULL || w->pid == 0) {
+        return j;
     }
 
-    if (!a->answered) {
-        (*missing)++;
-        json_object_set_new(w, "error",
-                            json_pack("{s:i, s:s, s:s}", "status", 504,
-                                      "code", "worker_timeout", "text",
-                                      "the worker did not answer in time"));
-        return w;
-    }
-
-    json_object_set_new(w, "prof_active", json_boolean(slot->prof_active));
-    json_object_set_new(w, "lg_prof_sample", json_integer(slot->lg_sample));
-    json_object_set_new(w, "sample_bytes",
-                        slot->lg_sample < 63
-                        ? json_integer((json_int_t) 1 << slot->lg_sample)
+    json_object_set_new(j, "lg_prof_sample", json_integer(w->lg_sample));
+    json_object_set_new(j, "sample_bytes",
+                        w->lg_sample < 63
+                        ? json_integer((json_int_t) 1 << w->lg_sample)
                         : json_null());
 
     for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
-        value = (size_t *) ((u_char *) &slot->stats
+        value = (size_t *) ((u_char *) &w->stats
                             + ngx_http_malloc_figures[k].offset);
-        json_object_set_new(w, ngx_http_malloc_figures[k].name,
+        json_object_set_new(j, ngx_http_malloc_figures[k].name,
                             json_integer((json_int_t) *value));
     }
 
-    if (ctx->tmpl[0] != '\0') {
-        json_object_set_new(w, "detail",
-                            ngx_http_malloc_stats_report(r, ctx, slot->pid));
+    if (ctx->seq != 0) {
+        json_object_set_new(j, "detail",
+                            ngx_http_malloc_stats_report(r, ctx, w));
     }
 
-    return w;
+    return j;
 }
 
 
@@ -205,7 +216,7 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
 
 static json_t *
 ngx_http_malloc_stats_report(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid)
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
 {
     u_char                       *p;
     json_t                       *report;
@@ -214,10 +225,14 @@ ngx_http_malloc_stats_report(ngx_http_request_t *r,
     char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
     u_char                        path[NGX_MAX_PATH];
 
+    if (!w->answered || w->result.seq != ctx->seq || w->result.rc != 0) {
+        return json_null();
+    }
+
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    (void) ngx_http_malloc_path_expand((char *) ctx->tmpl, (long) pid, name,
-                                       sizeof(name));
+    (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl, (long) w->pid,
+                                       name, sizeof(name));
 
     p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s", &mmcf->dump_dir->name,
                      name);
@@ -225,9 +240,9 @@ ngx_http_malloc_stats_report(ngx_http_request_t *r,
 
     report = json_load_file((char *) path, 0, &error);
 
-    if (unlink((char *) path) == -1) {
+    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                      "unlink(\"%s\") failed", path);
+                      ngx_delete_file_n " \"%s\" failed", path);
     }
 
     if (report == NULL) {
@@ -242,18 +257,31 @@ ngx_http_malloc_stats_report(ngx_http_request_t *r,
 
 
 /*
- * One series per worker, labelled with its number and pid.  A worker that
- * did not answer only shows in nginx_malloc_worker_up, so a scrape never
- * fails for one stopped worker.
+ * One series per worker, labelled with its number and pid.  A stale
+ * worker only shows in nginx_malloc_worker_up, so a scrape never fails
+ * or waits for one stopped worker.
  */
 
-static ngx_int_t
-ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
-    ngx_http_malloc_answer_t *answers, ngx_uint_t n)
+ngx_int_t
+ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
 {
-    u_char      *p, *last, *buf;
-    size_t       size, *value;
-    ngx_uint_t   i, k;
+    u_char                       *p, *last, *buf;
+    size_t                        size, *value;
+    ngx_uint_t                    i, k, n;
+    ngx_http_malloc_worker_t     *w;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r, NULL);
+    }
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &n);
+    if (w == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     size = 4096 + n * 1024;
 
@@ -274,16 +302,16 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
                          ngx_http_malloc_figures[k].name);
 
         for (i = 0; i < n; i++) {
-            if (!answers[i].answered) {
+            if (w[i].stale) {
                 continue;
             }
 
-            value = (size_t *) ((u_char *) &answers[i].slot.stats
+            value = (size_t *) ((u_char *) &w[i].stats
                                 + ngx_http_malloc_figures[k].offset);
 
             p = ngx_http_malloc_stats_series(p, last,
                                              ngx_http_malloc_figures[k].name,
-                                             "_bytes", &answers[i], *value);
+                                             "_bytes", &w[i], *value);
         }
     }
 
@@ -293,10 +321,9 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
                      "# TYPE nginx_malloc_prof_active gauge\n");
 
     for (i = 0; i < n; i++) {
-        if (answers[i].answered) {
+        if (!w[i].stale) {
             p = ngx_http_malloc_stats_series(p, last, "prof_active", "",
-                                             &answers[i],
-                                             answers[i].slot.prof_active);
+                                             &w[i], w[i].prof_active);
         }
     }
 
@@ -306,21 +333,22 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
                      "# TYPE nginx_malloc_sample_interval_bytes gauge\n");
 
     for (i = 0; i < n; i++) {
-        if (answers[i].answered) {
+        if (!w[i].stale) {
             p = ngx_http_malloc_stats_series(p, last, "sample_interval",
-                                  "_bytes", &answers[i],
-                                  (size_t) 1 << answers[i].slot.lg_sample);
+                                             "_bytes", &w[i],
+                                             (size_t) 1 << w[i].lg_sample);
         }
     }
 
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_worker_up Whether the worker "
-                     "answered within the admin location's timeout.\n"
-                     "# TYPE nginx_malloc_worker_up gauge\n");
+                     "published its figures within the last %M seconds.\n"
+                     "# TYPE nginx_malloc_worker_up gauge\n",
+                     (ngx_msec_t) NGX_HTTP_MALLOC_STALE_MS / 1000);
 
     for (i = 0; i < n; i++) {
-        p = ngx_http_malloc_stats_series(p, last, "worker_up", "",
-                                         &answers[i], answers[i].answered);
+        p = ngx_http_malloc_stats_series(p, last, "worker_up", "", &w[i],
+                                         !w[i].stale);
     }
 
     return ngx_http_malloc_send_data(r,
@@ -331,9 +359,9 @@ ngx_http_malloc_stats_metrics(ngx_http_request_t *r,
 
 static u_char *
 ngx_http_malloc_stats_series(u_char *p, u_char *last, const char *name,
-    const char *unit, ngx_http_malloc_answer_t *a, size_t value)
+    const char *unit, ngx_http_malloc_worker_t *w, size_t value)
 {
     return ngx_slprintf(p, last, "nginx_malloc_%s%s{worker=\"%ui\","
-                        "pid=\"%P\"} %uz\n", name, unit, a->worker,
-                        a->slot.pid, value);
+                        "pid=\"%P\"} %uz\n", name, unit, w->worker,
+                        w->pid, value);
 }

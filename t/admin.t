@@ -45,7 +45,9 @@ is($r->{status}, 200, 'GET prof_active');
 ok(JSON::PP::is_bool($r->{json}{prof_active}), 'prof_active is a bool');
 is(scalar @{$r->{json}{workers}}, 3, 'prof_active lists workers');
 is_deeply([sort keys %{$r->{json}{workers}[0]}],
-          [qw(pid prof_active worker)], 'worker fields');
+          [qw(age pid prof_active stale worker)], 'worker fields');
+ok(!grep({ $_->{stale} || $_->{age} > 3 } @{$r->{json}{workers}}),
+   'every worker published its state within the last seconds');
 
 $r = $t->http('HEAD', '/malloc/');
 is($r->{status}, 200, 'HEAD index');

@@ -88,8 +88,8 @@ sub states_of {
 
     my $sock = send_from($t, $ports[0], 'POST', '/malloc/prof_active', 'true');
     ok(poll_until(2, sub {
-        $t->http_from($ports[1], 'POST', '/malloc/prof_active', 'true')
-            ->{status} == 409;
+        $t->http_from($ports[1], 'GET', '/malloc/prof_active')
+            ->{json}{prof_active};
     }), 'reload: the command is pending');
 
     my $start = time;

@@ -1,0 +1,571 @@
+
+/*
+ * A worker's side of the board: brings a new worker to the desired
+ * state, applies each command in the order posted (mallctl, a dump on the
+ * module's thread, jemalloc's report), answers it in the slot, and
+ * publishes this worker's figures about every second so that readers
+ * never wait for it.
+ *
+ * Owns: the dump in progress.  Calls: board, threads, and the pure core
+ * (jemalloc, dump, path).  Reached by the board through its hooks.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_apply.h"
+#include "ngx_http_malloc_threads.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
+
+
+/* hidden files older than this were left by a worker that died */
+#define NGX_HTTP_MALLOC_STALE        300
+
+
+/* a dump on the module's thread */
+typedef struct {
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_log_t                    *log;
+    ngx_http_malloc_result_t      result;
+    ngx_http_malloc_task_t        task;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+} ngx_http_malloc_dump_task_t;
+
+
+static void ngx_http_malloc_apply_run(ngx_log_t *log);
+static void ngx_http_malloc_apply_tick(ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
+    ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
+    ngx_log_t *log);
+static void ngx_http_malloc_apply_dump_thread(void *data);
+static void ngx_http_malloc_apply_dump_done(void *data);
+static void ngx_http_malloc_apply_dumped(ngx_http_malloc_main_conf_t *mmcf,
+    const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log);
+static void ngx_http_malloc_apply_swept(void *data, const char *name);
+static ngx_int_t ngx_http_malloc_apply_report(
+    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, int *err,
+    off_t *bytes);
+static void ngx_http_malloc_apply_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_result_t *res);
+static void ngx_http_malloc_apply_sync(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
+static void ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf);
+static ngx_int_t ngx_http_malloc_apply_name(u_char *tmpl, char *name);
+
+
+/* per worker: the one dump it may have in a thread */
+static ngx_http_malloc_dump_task_t  *ngx_http_malloc_dump_task;
+static ngx_uint_t                    ngx_http_malloc_dumping;
+
+
+/*
+ * A new worker, whether from a reload or respawned after a crash, comes up
+ * in the desired state, so that profiling survives both.
+ */
+
+ngx_int_t
+ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        /* nothing to apply: the endpoints say why */
+        return NGX_OK;
+    }
+
+    ngx_http_malloc_dump_task = ngx_pcalloc(cycle->pool,
+                                    sizeof(ngx_http_malloc_dump_task_t));
+    if (ngx_http_malloc_dump_task == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_malloc_apply_sync(mmcf, cycle->log);
+
+    if (ngx_http_malloc_board_desired(mmcf, NULL)) {
+        ngx_log_error(NGX_LOG_INFO, cycle->log, 0,
+                      "heap profiling resumed in new worker");
+    }
+
+    ngx_http_malloc_apply_publish(mmcf);
+
+    ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
+                               ngx_http_malloc_apply_run);
+    ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_TICK,
+                               ngx_http_malloc_apply_tick);
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_malloc_apply_tick(ngx_log_t *log)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+
+    if (ngx_http_malloc_board_expire(mmcf, log)) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap profiling turned off: its duration has elapsed");
+    }
+
+    ngx_http_malloc_apply_publish(mmcf);
+}
+
+
+/* the commands not applied yet, in order; a dump in a thread pauses it */
+
+static void
+ngx_http_malloc_apply_run(ngx_log_t *log)
+{
+    ngx_int_t                     rc;
+    ngx_uint_t                    seq, applied;
+    ngx_http_malloc_cmd_t         cmd;
+    ngx_http_malloc_result_t      res;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_http_malloc_dumping || ngx_http_malloc_dump_task == NULL) {
+        /* the dump's completion comes back here */
+        return;
+    }
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+    applied = 0;
+
+    for ( ;; ) {
+        rc = ngx_http_malloc_board_next(mmcf, &seq, &cmd);
+
+        if (rc == NGX_DONE) {
+            break;
+        }
+
+        ngx_memzero(&res, sizeof(ngx_http_malloc_result_t));
+        res.seq = seq;
+        applied = 1;
+
+        if (rc == NGX_DECLINED) {
+            ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                           "malloc apply: seq %ui left the ring", seq);
+            res.rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
+            ngx_http_malloc_apply_answer(mmcf, &res);
+            continue;
+        }
+
+        ngx_log_debug3(NGX_LOG_DEBUG_CORE, log, 0,
+                       "malloc apply: seq %ui, command %ui, arg %i",
+                       seq, cmd.kind, cmd.arg);
+
+        if (ngx_http_malloc_apply_one(mmcf, &cmd, &res, log) == NGX_AGAIN) {
+            return;
+        }
+
+        ngx_http_malloc_apply_answer(mmcf, &res);
+    }
+
+    if (applied) {
+        ngx_http_malloc_apply_sync(mmcf, log);
+        ngx_http_malloc_apply_publish(mmcf);
+    }
+}
+
+
+/* NGX_AGAIN: a thread has the dump, its completion answers */
+
+static ngx_int_t
+ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
+    ngx_log_t *log)
+{
+    int                          active;
+    ngx_http_malloc_je_stats_t   st;
+
+    switch (cmd->kind) {
+
+    case NGX_HTTP_MALLOC_CMD_ACTIVE:
+        active = 0;
+        (void) ngx_http_malloc_je_get_active(&active);
+
+        if ((ngx_uint_t) active == (ngx_uint_t) cmd->arg) {
+            return NGX_OK;
+        }
+
+        res->err = ngx_http_malloc_je_set_active(cmd->arg);
+
+        if (res->err != 0) {
+            ngx_log_error(NGX_LOG_ERR, log, res->err,
+                          "mallctl(\"prof.active\") failed");
+            res->rc = NGX_HTTP_MALLOC_RC_ACTIVE;
+            return NGX_OK;
+        }
+
+        ngx_log_error(NGX_LOG_INFO, log, 0, "heap profiling turned %s",
+                      cmd->arg ? "on" : "off");
+        return NGX_OK;
+
+    case NGX_HTTP_MALLOC_CMD_DUMP:
+        return ngx_http_malloc_apply_dump(mmcf, cmd, res, log);
+
+    default:
+        break;
+    }
+
+    if (ngx_http_malloc_board_closed(mmcf, res->seq)) {
+        /* a stopped worker woke up after the request gave up on it */
+        res->rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
+        return NGX_OK;
+    }
+
+    switch (cmd->kind) {
+
+    case NGX_HTTP_MALLOC_CMD_RESET:
+        res->err = ngx_http_malloc_je_reset((int) cmd->arg);
+        res->rc = res->err ? NGX_HTTP_MALLOC_RC_RESET
+                           : NGX_HTTP_MALLOC_DUMP_OK;
+        break;
+
+    case NGX_HTTP_MALLOC_CMD_PURGE:
+        if (ngx_http_malloc_je_stats(&st) == 0) {
+            res->before = st.resident;
+        }
+
+        res->err = ngx_http_malloc_je_purge();
+        res->rc = res->err ? NGX_HTTP_MALLOC_RC_PURGE
+                           : NGX_HTTP_MALLOC_DUMP_OK;
+
+        if (ngx_http_malloc_je_stats(&st) == 0) {
+            res->after = st.resident;
+        }
+
+        break;
+
+    case NGX_HTTP_MALLOC_CMD_STATS:
+        if (cmd->tmpl[0] != '\0') {
+            res->rc = ngx_http_malloc_apply_report(mmcf, cmd->tmpl,
+                                                   &res->err, &res->bytes);
+        }
+
+        break;
+
+    default:
+        break;
+    }
+
+    if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        ngx_log_error(NGX_LOG_ERR, log, res->err, "heap profiling %s failed "
+                      "in this worker",
+                      cmd->kind == NGX_HTTP_MALLOC_CMD_RESET ? "reset"
+                      : cmd->kind == NGX_HTTP_MALLOC_CMD_PURGE ? "purge"
+                      : "statistics");
+    }
+
+    return NGX_OK;
+}
+
+
+/*
+ * A dump of many stacks takes jemalloc a while (about 3 us a stack): a
+ * thread of the module's pool does it, so the worker keeps serving its
+ * connections meanwhile; without one, it is done in place.
+ */
+
+static ngx_int_t
+ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
+    ngx_log_t *log)
+{
+    ngx_http_malloc_dump_task_t  *dt;
+
+    if (cmd->target != 0 && cmd->target != ngx_pid) {
+        return NGX_OK;
+    }
+
+    if (ngx_http_malloc_board_closed(mmcf, res->seq)) {
+        res->rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
+        return NGX_OK;
+    }
+
+    dt = ngx_http_malloc_dump_task;
+
+    if (cmd->tmpl[0] == '.'
+        && (cmd->target == ngx_pid || (cmd->target == 0 && ngx_worker == 0)))
+    {
+        /* a profile or a snapshot: one worker clears what dead ones left */
+        ngx_http_malloc_dump_sweep((char *) mmcf->dump_dir->name.data,
+                                   NGX_HTTP_MALLOC_STALE,
+                                   ngx_http_malloc_apply_swept, log);
+    }
+
+    if (ngx_http_malloc_apply_name(cmd->tmpl, dt->name) != NGX_OK) {
+        res->rc = NGX_HTTP_MALLOC_DUMP_CREATE;
+        res->err = NGX_ENAMETOOLONG;
+        return NGX_OK;
+    }
+
+    dt->mmcf = mmcf;
+    dt->log = log;
+    dt->result = *res;
+    dt->task.work = ngx_http_malloc_apply_dump_thread;
+    dt->task.done = ngx_http_malloc_apply_dump_done;
+    dt->task.data = dt;
+
+    if (ngx_http_malloc_threads_post(&dt->task, log) == NGX_OK) {
+        ngx_http_malloc_dumping = 1;
+        return NGX_AGAIN;
+    }
+
+    ngx_http_malloc_apply_dump_thread(dt);
+    ngx_http_malloc_apply_dumped(mmcf, dt->name, &dt->result, log);
+
+    *res = dt->result;
+
+    return NGX_OK;
+}
+
+
+/* in a thread: no logging, no nginx memory besides the task */
+
+static void
+ngx_http_malloc_apply_dump_thread(void *data)
+{
+    ngx_http_malloc_dump_task_t *dt = data;
+
+    int  err;
+
+    err = 0;
+    dt->result.rc = ngx_http_malloc_dump_write(
+                        (char *) dt->mmcf->dump_dir->name.data, dt->name,
+                        dt->result.seq, &dt->result.bytes, &err);
+    dt->result.err = err;
+}
+
+
+static void
+ngx_http_malloc_apply_dump_done(void *data)
+{
+    ngx_http_malloc_dump_task_t *dt = data;
+
+    ngx_http_malloc_dumping = 0;
+
+    ngx_http_malloc_apply_dumped(dt->mmcf, dt->name, &dt->result, dt->log);
+    ngx_http_malloc_apply_answer(dt->mmcf, &dt->result);
+
+    /* the commands posted while the thread worked */
+    ngx_http_malloc_apply_run(ngx_cycle->log);
+}
+
+
+/*
+ * Logs the dump.  A hidden dump (a profile's, a snapshot's) whose request
+ * gave up meanwhile is removed: nobody would read it.
+ */
+
+static void
+ngx_http_malloc_apply_dumped(ngx_http_malloc_main_conf_t *mmcf,
+    const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log)
+{
+    u_char  path[NGX_MAX_PATH];
+
+    if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        ngx_log_error(NGX_LOG_ERR, log, res->err,
+                      "heap dump to \"%V/%s\" failed: %s",
+                      &mmcf->dump_dir->name, name,
+                      ngx_http_malloc_dump_strerror(res->rc));
+        return;
+    }
+
+    if (name[0] != '.') {
+        ngx_log_error(NGX_LOG_INFO, log, 0,
+                      "heap dump written to \"%V/%s\", %O bytes",
+                      &mmcf->dump_dir->name, name, res->bytes);
+        return;
+    }
+
+    if (!ngx_http_malloc_board_closed(mmcf, res->seq)) {
+        /* its request or schedule reads it, logs and removes it */
+        ngx_log_debug3(NGX_LOG_DEBUG_CORE, log, 0,
+                       "heap dump written to \"%V/%s\", %O bytes",
+                       &mmcf->dump_dir->name, name, res->bytes);
+        return;
+    }
+
+    (void) ngx_snprintf(path, sizeof(path), "%V/%s%Z",
+                        &mmcf->dump_dir->name, name);
+
+    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
+                      ngx_delete_file_n " \"%s\" failed", path);
+    }
+
+    ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc apply: \"%s\" removed, its request is gone", path);
+
+    res->rc = NGX_HTTP_MALLOC_DUMP_EXPIRED;
+}
+
+
+static void
+ngx_http_malloc_apply_swept(void *data, const char *name)
+{
+    ngx_log_t *log = data;
+
+    ngx_log_error(NGX_LOG_INFO, log, 0, "removing stale \"%s\" from the "
+                  "dump directory", name);
+}
+
+
+/* jemalloc's full JSON report, into a hidden file the poster reads back */
+
+static ngx_int_t
+ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
+    u_char *tmpl, int *err, off_t *bytes)
+{
+    int          dfd, fd;
+    struct stat  st;
+    char         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    if (ngx_http_malloc_apply_name(tmpl, name) != NGX_OK) {
+        *err = NGX_ENAMETOOLONG;
+        return NGX_HTTP_MALLOC_RC_STATS;
+    }
+
+    dfd = open((char *) mmcf->dump_dir->name.data,
+               O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd == -1) {
+        *err = ngx_errno;
+        return NGX_HTTP_MALLOC_DUMP_DIR;
+    }
+
+    fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+    *err = (fd == -1) ? ngx_errno : 0;
+
+    (void) close(dfd);
+
+    if (fd == -1) {
+        return NGX_HTTP_MALLOC_DUMP_CREATE;
+    }
+
+    *err = ngx_http_malloc_je_stats_json(fd);
+
+    if (*err == 0 && fstat(fd, &st) == 0) {
+        *bytes = st.st_size;
+    }
+
+    (void) close(fd);
+
+    return *err ? NGX_HTTP_MALLOC_RC_STATS : NGX_HTTP_MALLOC_DUMP_OK;
+}
+
+
+/* the state after the command goes with the answer */
+
+static void
+ngx_http_malloc_apply_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_result_t *res)
+{
+    int     active;
+    size_t  lg;
+
+    active = 0;
+    lg = 0;
+
+    (void) ngx_http_malloc_je_get_active(&active);
+    (void) ngx_http_malloc_je_lg_sample(&lg);
+
+    res->prof_active = active;
+    res->lg_sample = lg;
+
+    ngx_http_malloc_board_answer(mmcf, res);
+}
+
+
+/*
+ * After the commands: the desired state, should a command have been
+ * missed (a worker stopped for longer than the ring lasts, a late reset
+ * that was skipped).
+ */
+
+static void
+ngx_http_malloc_apply_sync(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    int         active;
+    size_t      lg;
+    ngx_int_t   want;
+    ngx_uint_t  desired;
+
+    want = ngx_http_malloc_board_lg_sample(mmcf);
+
+    if (want >= 0 && ngx_http_malloc_je_lg_sample(&lg) == 0
+        && lg != (size_t) want)
+    {
+        if (ngx_http_malloc_je_reset(want) != 0) {
+            ngx_log_error(NGX_LOG_ERR, log, 0,
+                          "mallctl(\"prof.reset\") failed");
+        }
+    }
+
+    desired = ngx_http_malloc_board_desired(mmcf, NULL);
+    active = 0;
+
+    if (ngx_http_malloc_je_get_active(&active) == 0
+        && (ngx_uint_t) active != desired)
+    {
+        if (ngx_http_malloc_je_set_active(desired) != 0) {
+            ngx_log_error(NGX_LOG_ERR, log, 0,
+                          "mallctl(\"prof.active\") failed");
+
+        } else {
+            ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                           "malloc apply: prof.active %ui, as desired",
+                           desired);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf)
+{
+    int                         active;
+    size_t                      lg;
+    ngx_http_malloc_je_stats_t  st;
+
+    active = 0;
+    lg = 0;
+    ngx_memzero(&st, sizeof(ngx_http_malloc_je_stats_t));
+
+    (void) ngx_http_malloc_je_get_active(&active);
+    (void) ngx_http_malloc_je_lg_sample(&lg);
+    (void) ngx_http_malloc_je_stats(&st);
+
+    ngx_http_malloc_board_publish(mmcf, active, lg, &st);
+}
+
+
+/* this worker's file name from a template ("%p": its pid) */
+
+static ngx_int_t
+ngx_http_malloc_apply_name(u_char *tmpl, char *name)
+{
+    tmpl[NGX_HTTP_MALLOC_TMPL_MAX - 1] = '\0';
+
+    if (ngx_http_malloc_path_expand((char *) tmpl, (long) ngx_pid, name,
+                                    NGX_HTTP_MALLOC_NAME_MAX + 1)
+        < 0)
+    {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}

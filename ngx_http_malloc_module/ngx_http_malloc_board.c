@@ -1,0 +1,978 @@
+
+/*
+ * The board: one shared zone, reused across reloads, that holds the
+ * desired state, a ring of the last commands and one slot per worker.  A
+ * poster puts a command in the ring and wakes every worker of the current
+ * generation through its eventfd (created by the master before the
+ * workers fork); each worker applies the commands in order and writes its
+ * results and its figures into its own slot.  Readers copy slots out.
+ * The shm mutex guards copies in and out only: never mallctl, file I/O or
+ * dumps.
+ *
+ * Owns: the zone's layout, the eventfds, the once-a-second timer.  Calls:
+ * the jemalloc wrapper (the first desired state), and up only through the
+ * hooks that were registered with ngx_http_malloc_board_hook().
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <ngx_channel.h>
+
+#include <sys/eventfd.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_jemalloc.h"
+
+
+/* commands kept, and results per worker: more than run at once */
+#define NGX_HTTP_MALLOC_RING         8
+
+/* a command nobody waits for (a duration's end, an older generation's) */
+#define NGX_HTTP_MALLOC_NO_POSTER    NGX_MAX_PROCESSES
+
+#define NGX_HTTP_MALLOC_HOOKS        4
+
+
+typedef struct {
+    ngx_uint_t                  seq;
+    ngx_uint_t                  poster;     /* the worker that waits */
+    ngx_uint_t                  closed;     /* nobody waits any more */
+    ngx_http_malloc_cmd_t       cmd;
+} ngx_http_malloc_entry_t;
+
+
+/* written only by its worker */
+typedef struct {
+    ngx_pid_t                   pid;
+    ngx_uint_t                  generation;
+    ngx_uint_t                  applied;    /* last command seen */
+    ngx_msec_t                  published;  /* of the figures below */
+    ngx_uint_t                  prof_active;
+    ngx_uint_t                  lg_sample;
+    ngx_http_malloc_je_stats_t  stats;
+    ngx_http_malloc_result_t    results[NGX_HTTP_MALLOC_RING];
+} ngx_http_malloc_slot_t;
+
+
+typedef struct {
+    ngx_uint_t                  generation;  /* bumped by every cycle */
+    ngx_uint_t                  workers;     /* of that cycle */
+    ngx_uint_t                  seq;         /* of the last command */
+    ngx_uint_t                  prof_active; /* desired state */
+    ngx_msec_t                  active_until;  /* 0: no duration */
+    ngx_int_t                   lg_sample;   /* of the last reset, or -1 */
+    time_t                      snapshot_next; /* 0: not scheduled */
+    ngx_uint_t                  snapshot_failed;
+    ngx_http_malloc_entry_t     ring[NGX_HTTP_MALLOC_RING];
+    ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
+} ngx_http_malloc_shctx_t;
+
+
+typedef struct {
+    ngx_http_malloc_shctx_t    *sh;
+    ngx_slab_pool_t            *shpool;
+} ngx_http_malloc_shm_t;
+
+
+static ngx_int_t ngx_http_malloc_board_init_zone(ngx_shm_zone_t *shm_zone,
+    void *data);
+static void ngx_http_malloc_board_close_wake(void *data);
+static void ngx_http_malloc_board_timer(ngx_event_t *ev);
+static void ngx_http_malloc_board_woken(ngx_event_t *ev);
+static void ngx_http_malloc_board_local(ngx_event_t *ev);
+static void ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log);
+static ngx_uint_t ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t poster);
+static void ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf);
+static void ngx_http_malloc_board_signal(int fd);
+
+
+/* per process, as nginx keeps ngx_worker: this worker's view */
+static ngx_uint_t               ngx_http_malloc_generation;
+static ngx_uint_t               ngx_http_malloc_applied;
+static ngx_uint_t               ngx_http_malloc_registered;
+static ngx_event_t              ngx_http_malloc_poll_ev;
+static ngx_event_t              ngx_http_malloc_local_ev;
+static ngx_connection_t         ngx_http_malloc_dummy;
+static ngx_http_malloc_hook_pt  ngx_http_malloc_hooks
+                                    [NGX_HTTP_MALLOC_HOOK_MAX]
+                                    [NGX_HTTP_MALLOC_HOOKS];
+
+
+#define ngx_http_malloc_board_shm(mmcf)                                       \
+    ((ngx_http_malloc_shm_t *) (mmcf)->shm_zone->data)
+
+
+static ngx_str_t  ngx_http_malloc_zone_name = ngx_string("ngx_http_malloc");
+
+
+/* the zone, at configuration time; nginx keeps it across reloads */
+
+ngx_int_t
+ngx_http_malloc_board_add(ngx_conf_t *cf, ngx_http_malloc_main_conf_t *mmcf)
+{
+    size_t                  size;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_shm_t));
+    if (shm == NULL) {
+        return NGX_ERROR;
+    }
+
+    size = ngx_align(sizeof(ngx_http_malloc_shctx_t), ngx_pagesize)
+           + 8 * ngx_pagesize;
+
+    mmcf->shm_zone = ngx_shared_memory_add(cf, &ngx_http_malloc_zone_name,
+                                           size, &ngx_http_malloc_module);
+    if (mmcf->shm_zone == NULL) {
+        return NGX_ERROR;
+    }
+
+    mmcf->shm_zone->init = ngx_http_malloc_board_init_zone;
+    mmcf->shm_zone->data = shm;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_board_init_zone(ngx_shm_zone_t *shm_zone, void *data)
+{
+    ngx_http_malloc_shm_t  *oshm = data;
+
+    int                     active;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = shm_zone->data;
+
+    if (oshm != NULL) {
+        /* a reload: keep the board, and with it the desired state */
+        shm->sh = oshm->sh;
+        shm->shpool = oshm->shpool;
+        return NGX_OK;
+    }
+
+    shm->shpool = (ngx_slab_pool_t *) shm_zone->shm.addr;
+
+    if (shm_zone->shm.exists) {
+        shm->sh = shm->shpool->data;
+        return NGX_OK;
+    }
+
+    shm->sh = ngx_slab_calloc(shm->shpool, sizeof(ngx_http_malloc_shctx_t));
+    if (shm->sh == NULL) {
+        return NGX_ERROR;
+    }
+
+    shm->shpool->data = shm->sh;
+    shm->shpool->log_nomem = 0;
+
+    shm->sh->lg_sample = -1;
+
+    /*
+     * the desired state starts as the environment set it (MALLOC_CONF
+     * prof_active:true), so that no command turns profiling off unasked
+     */
+
+    if (ngx_http_malloc_je_probe()->state == NGX_HTTP_MALLOC_JE_OK
+        && ngx_http_malloc_je_get_active(&active) == 0)
+    {
+        shm->sh->prof_active = active;
+    }
+
+    return NGX_OK;
+}
+
+
+/* runs in the master for every new cycle, before its workers start */
+
+ngx_int_t
+ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_uint_t              i, workers;
+    ngx_core_conf_t        *ccf;
+    ngx_pool_cleanup_t     *cln;
+    ngx_http_malloc_shm_t  *shm;
+
+    ccf = (ngx_core_conf_t *) ngx_get_conf(cycle->conf_ctx, ngx_core_module);
+
+    workers = ccf->master ? (ngx_uint_t) ccf->worker_processes : 1;
+
+    if (workers > NGX_MAX_PROCESSES) {
+        workers = NGX_MAX_PROCESSES;
+    }
+
+    /*
+     * The eventfds only wake workers at once; without them the workers
+     * see commands on their timer.  A failure here must not fail the
+     * cycle: at a reload nginx would exit.
+     */
+
+    mmcf->nwake = 0;
+    mmcf->wake = ngx_palloc(cycle->pool, workers * sizeof(ngx_fd_t));
+    cln = ngx_pool_cleanup_add(cycle->pool, 0);
+
+    if (mmcf->wake != NULL && cln != NULL) {
+        cln->handler = ngx_http_malloc_board_close_wake;
+        cln->data = mmcf;
+
+        for (i = 0; i < workers; i++) {
+            mmcf->wake[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+            if (mmcf->wake[i] == -1) {
+                ngx_log_error(NGX_LOG_ERR, cycle->log, ngx_errno,
+                              "eventfd() failed: workers from number %ui "
+                              "on take commands within a second", i);
+                break;
+            }
+
+            mmcf->nwake++;
+        }
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    shm->sh->generation++;
+    shm->sh->workers = workers;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_debug2(NGX_LOG_DEBUG_CORE, cycle->log, 0,
+                   "malloc board: generation %ui, %ui workers",
+                   shm->sh->generation, workers);
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_malloc_board_close_wake(void *data)
+{
+    ngx_http_malloc_main_conf_t *mmcf = data;
+
+    ngx_uint_t  i;
+
+    for (i = 0; i < mmcf->nwake; i++) {
+        if (close(mmcf->wake[i]) == -1) {
+            ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, ngx_errno,
+                          "close() of eventfd failed");
+        }
+    }
+
+    mmcf->nwake = 0;
+}
+
+
+/*
+ * A new worker, whether from a reload or respawned after a crash, takes
+ * its slot; it has no result for commands posted before it: they are
+ * over for it.  The desired state is the apply hook's to bring.
+ */
+
+ngx_int_t
+ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    if (ngx_worker >= NGX_MAX_PROCESSES) {
+        return NGX_OK;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    ngx_http_malloc_generation = shm->sh->generation;
+    ngx_http_malloc_applied = shm->sh->seq;
+
+    slot = &shm->sh->slots[ngx_worker];
+    ngx_memzero(slot, sizeof(ngx_http_malloc_slot_t));
+
+    slot->pid = ngx_pid;
+    slot->generation = ngx_http_malloc_generation;
+    slot->applied = ngx_http_malloc_applied;
+    slot->published = ngx_current_msec;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_http_malloc_registered = 1;
+
+    ngx_http_malloc_dummy.fd = (ngx_socket_t) -1;
+
+    ngx_http_malloc_poll_ev.handler = ngx_http_malloc_board_timer;
+    ngx_http_malloc_poll_ev.data = &ngx_http_malloc_dummy;
+    ngx_http_malloc_poll_ev.log = cycle->log;
+    ngx_http_malloc_poll_ev.cancelable = 1;
+
+    ngx_http_malloc_local_ev.handler = ngx_http_malloc_board_local;
+    ngx_http_malloc_local_ev.data = &ngx_http_malloc_dummy;
+    ngx_http_malloc_local_ev.log = cycle->log;
+
+    ngx_add_timer(&ngx_http_malloc_poll_ev, NGX_HTTP_MALLOC_POLL);
+
+    if (ngx_worker < mmcf->nwake
+        && ngx_add_channel_event(cycle, mmcf->wake[ngx_worker],
+                                 NGX_READ_EVENT, ngx_http_malloc_board_woken)
+           != NGX_OK)
+    {
+        /* the timer still brings commands, only later */
+        ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
+                      "cannot watch the heap profiling eventfd");
+    }
+
+    ngx_log_debug3(NGX_LOG_DEBUG_CORE, cycle->log, 0,
+                   "malloc board: worker %ui took its slot, generation %ui, "
+                   "seq %ui", ngx_worker, ngx_http_malloc_generation,
+                   ngx_http_malloc_applied);
+
+    return NGX_OK;
+}
+
+
+void
+ngx_http_malloc_board_hook(ngx_uint_t event, ngx_http_malloc_hook_pt hook)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_HOOKS; i++) {
+        if (ngx_http_malloc_hooks[event][i] == NULL
+            || ngx_http_malloc_hooks[event][i] == hook)
+        {
+            ngx_http_malloc_hooks[event][i] = hook;
+            return;
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_HOOKS; i++) {
+        if (ngx_http_malloc_hooks[event][i] != NULL) {
+            ngx_http_malloc_hooks[event][i](log);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_board_timer(ngx_event_t *ev)
+{
+    if (ngx_exiting || ngx_quit || ngx_terminate) {
+        return;
+    }
+
+    /* an older generation's worker has no say: the new ones answer */
+
+    if (ngx_http_malloc_board_current(
+            ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                                ngx_http_malloc_module)))
+    {
+        ngx_http_malloc_board_run(NGX_HTTP_MALLOC_HOOK_TICK, ev->log);
+        ngx_http_malloc_board_run(NGX_HTTP_MALLOC_HOOK_WAKE, ev->log);
+    }
+
+    if (!ngx_exiting) {
+        ngx_add_timer(ev, NGX_HTTP_MALLOC_POLL);
+    }
+}
+
+
+static void
+ngx_http_malloc_board_woken(ngx_event_t *ev)
+{
+    uint64_t           n;
+    ngx_connection_t  *c;
+
+    c = ev->data;
+
+    /* level-triggered: drain the counter, however many posts it holds */
+    if (read(c->fd, &n, sizeof(n)) == -1 && ngx_errno != NGX_EAGAIN) {
+        ngx_log_error(NGX_LOG_ALERT, ev->log, ngx_errno,
+                      "read() from eventfd failed");
+    }
+
+    if (ngx_quit || ngx_terminate) {
+        return;
+    }
+
+    ngx_http_malloc_board_run(NGX_HTTP_MALLOC_HOOK_WAKE, ev->log);
+}
+
+
+/* this worker's own post or answer: the hooks run once the caller is done */
+
+static void
+ngx_http_malloc_board_local(ngx_event_t *ev)
+{
+    ngx_http_malloc_board_run(NGX_HTTP_MALLOC_HOOK_WAKE, ev->log);
+}
+
+
+static void
+ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < mmcf->nwake; i++) {
+        if (i != ngx_worker || !ngx_http_malloc_registered) {
+            ngx_http_malloc_board_signal(mmcf->wake[i]);
+        }
+    }
+
+    if (ngx_http_malloc_registered && !ngx_http_malloc_local_ev.posted) {
+        ngx_post_event(&ngx_http_malloc_local_ev, &ngx_posted_events);
+    }
+}
+
+
+static void
+ngx_http_malloc_board_signal(int fd)
+{
+    uint64_t  one;
+
+    one = 1;
+
+    /* EAGAIN: the counter is already set, the worker will come */
+
+    if (write(fd, &one, sizeof(one)) == -1 && ngx_errno != NGX_EAGAIN) {
+        ngx_log_error(NGX_LOG_ALERT, ngx_cycle->log, ngx_errno,
+                      "write() to eventfd failed");
+    }
+}
+
+
+/*
+ * Posts a command and wakes the workers; returns its seq.  Commands are
+ * never refused: each worker applies them in order, so the last write
+ * wins, and each poster finds its own results in the slots.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_log_t *log)
+{
+    ngx_uint_t              seq, poster;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    poster = ngx_http_malloc_board_current(mmcf) ? ngx_worker
+                                                 : NGX_HTTP_MALLOC_NO_POSTER;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+    seq = ngx_http_malloc_board_put(shm->sh, cmd, poster);
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_debug4(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc board: posted seq %ui, command %ui, arg %i, "
+                   "target %P", seq, cmd->kind, cmd->arg, cmd->target);
+
+    ngx_http_malloc_board_wake(mmcf);
+
+    return seq;
+}
+
+
+/* with the zone locked */
+
+static ngx_uint_t
+ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t poster)
+{
+    ngx_http_malloc_entry_t  *e;
+
+    sh->seq++;
+
+    e = &sh->ring[sh->seq % NGX_HTTP_MALLOC_RING];
+    e->seq = sh->seq;
+    e->poster = poster;
+    e->closed = 0;
+    e->cmd = *cmd;
+
+    if (cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        sh->prof_active = cmd->arg;
+        sh->active_until = (cmd->arg && cmd->duration)
+                           ? ngx_current_msec + cmd->duration : 0;
+    }
+
+    if (cmd->kind == NGX_HTTP_MALLOC_CMD_RESET && cmd->arg >= 0) {
+        /* new workers come up sampling at this rate too */
+        sh->lg_sample = cmd->arg;
+    }
+
+    return sh->seq;
+}
+
+
+/*
+ * Nobody waits for the command any more: a worker that comes to it late
+ * skips a dump, and removes a hidden dump it finished too late.
+ */
+
+void
+ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq)
+{
+    ngx_http_malloc_shm_t    *shm;
+    ngx_http_malloc_entry_t  *e;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    e = &shm->sh->ring[seq % NGX_HTTP_MALLOC_RING];
+
+    if (e->seq == seq) {
+        e->closed = 1;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+ngx_uint_t
+ngx_http_malloc_board_closed(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq)
+{
+    ngx_uint_t                closed;
+    ngx_http_malloc_shm_t    *shm;
+    ngx_http_malloc_entry_t  *e;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    e = &shm->sh->ring[seq % NGX_HTTP_MALLOC_RING];
+    closed = (e->seq != seq || e->closed);
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return closed;
+}
+
+
+/*
+ * The next command this worker has to apply: NGX_OK with a copy,
+ * NGX_DECLINED when it has left the ring (the worker answers that it
+ * missed it), NGX_DONE when there is none.
+ */
+
+ngx_int_t
+ngx_http_malloc_board_next(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t *seq, ngx_http_malloc_cmd_t *cmd)
+{
+    ngx_int_t                 rc;
+    ngx_uint_t                next;
+    ngx_http_malloc_shm_t    *shm;
+    ngx_http_malloc_entry_t  *e;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    if (!ngx_http_malloc_board_current(mmcf)
+        || shm->sh->seq == ngx_http_malloc_applied)
+    {
+        return NGX_DONE;
+    }
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    next = ngx_http_malloc_applied + 1;
+
+    if (shm->sh->seq - next >= NGX_HTTP_MALLOC_RING) {
+        /* stopped for a while: the older commands are gone */
+        next = shm->sh->seq - NGX_HTTP_MALLOC_RING + 1;
+        ngx_http_malloc_applied = next - 1;
+    }
+
+    e = &shm->sh->ring[next % NGX_HTTP_MALLOC_RING];
+
+    if (e->seq == next) {
+        *cmd = e->cmd;
+        rc = NGX_OK;
+
+    } else {
+        rc = NGX_DECLINED;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    *seq = next;
+
+    return rc;
+}
+
+
+/* writes this worker's result of a command; its poster looks at once */
+
+void
+ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_result_t *result)
+{
+    ngx_uint_t                poster;
+    ngx_http_malloc_shm_t    *shm;
+    ngx_http_malloc_slot_t   *slot;
+    ngx_http_malloc_entry_t  *e;
+
+    ngx_http_malloc_applied = result->seq;
+
+    if (!ngx_http_malloc_board_current(mmcf)) {
+        return;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    slot = &shm->sh->slots[ngx_worker];
+    slot->applied = result->seq;
+    slot->results[result->seq % NGX_HTTP_MALLOC_RING] = *result;
+    slot->prof_active = result->prof_active;
+    slot->lg_sample = result->lg_sample;
+
+    e = &shm->sh->ring[result->seq % NGX_HTTP_MALLOC_RING];
+    poster = (e->seq == result->seq) ? e->poster : NGX_HTTP_MALLOC_NO_POSTER;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_debug3(NGX_LOG_DEBUG_CORE, ngx_cycle->log, 0,
+                   "malloc board: worker %ui answered seq %ui, rc %i",
+                   ngx_worker, result->seq, result->rc);
+
+    if (poster == ngx_worker) {
+        if (!ngx_http_malloc_local_ev.posted) {
+            ngx_post_event(&ngx_http_malloc_local_ev, &ngx_posted_events);
+        }
+
+    } else if (poster < mmcf->nwake) {
+        ngx_http_malloc_board_signal(mmcf->wake[poster]);
+    }
+}
+
+
+/* this worker's figures, for readers that must not wait for it */
+
+void
+ngx_http_malloc_board_publish(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t prof_active, ngx_uint_t lg_sample,
+    ngx_http_malloc_je_stats_t *stats)
+{
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    if (!ngx_http_malloc_board_current(mmcf)) {
+        return;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    slot = &shm->sh->slots[ngx_worker];
+    slot->pid = ngx_pid;
+    slot->prof_active = prof_active;
+    slot->lg_sample = lg_sample;
+    slot->stats = *stats;
+    slot->published = ngx_current_msec;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/*
+ * Copies the current generation's workers; a worker has answered once
+ * it has seen "seq" (0: once it is up).  *n holds the room in "workers"
+ * (which may be NULL to count only) and gets the count.  Returns the
+ * number of answers.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_http_malloc_worker_t *workers, ngx_uint_t *n)
+{
+    ngx_uint_t                 i, live, answered;
+    ngx_msec_t                 age;
+    ngx_http_malloc_shm_t     *shm;
+    ngx_http_malloc_slot_t    *slot;
+    ngx_http_malloc_worker_t  *w;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    answered = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (*n > shm->sh->workers) {
+        *n = shm->sh->workers;
+    }
+
+    for (i = 0; i < *n; i++) {
+        slot = &shm->sh->slots[i];
+
+        live = (slot->generation == shm->sh->generation && slot->pid != 0);
+        answered += (live && slot->applied >= seq);
+
+        if (workers == NULL) {
+            continue;
+        }
+
+        w = &workers[i];
+        ngx_memzero(w, sizeof(ngx_http_malloc_worker_t));
+
+        w->worker = i;
+
+        if (!live) {
+            w->stale = 1;
+            continue;
+        }
+
+        age = ngx_current_msec - slot->published;
+
+        w->pid = slot->pid;
+        w->age = ((ngx_msec_int_t) age > 0) ? age : 0;
+        w->stale = (w->age > NGX_HTTP_MALLOC_STALE_MS);
+        w->prof_active = slot->prof_active;
+        w->lg_sample = slot->lg_sample;
+        w->stats = slot->stats;
+        w->answered = (slot->applied >= seq);
+        w->result = slot->results[seq % NGX_HTTP_MALLOC_RING];
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return answered;
+}
+
+
+/* the workers, copied into a pool */
+
+ngx_http_malloc_worker_t *
+ngx_http_malloc_board_copy(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_pool_t *pool, ngx_uint_t seq, ngx_uint_t *n)
+{
+    ngx_http_malloc_worker_t  *workers;
+
+    *n = ngx_http_malloc_board_count(mmcf);
+
+    workers = ngx_palloc(pool, (*n + 1) * sizeof(ngx_http_malloc_worker_t));
+    if (workers == NULL) {
+        return NULL;
+    }
+
+    (void) ngx_http_malloc_board_workers(mmcf, seq, workers, n);
+
+    return workers;
+}
+
+
+/* 1 when the worker "pid" of the current generation has seen "seq" */
+
+ngx_uint_t
+ngx_http_malloc_board_answered(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_pid_t pid)
+{
+    ngx_uint_t               i, ok;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    ok = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    for (i = 0; i < shm->sh->workers; i++) {
+        slot = &shm->sh->slots[i];
+
+        if (slot->pid == pid && slot->generation == shm->sh->generation
+            && slot->applied >= seq)
+        {
+            ok = 1;
+        }
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return ok;
+}
+
+
+ngx_uint_t
+ngx_http_malloc_board_count(ngx_http_malloc_main_conf_t *mmcf)
+{
+    return ngx_http_malloc_board_shm(mmcf)->sh->workers;
+}
+
+
+ngx_uint_t
+ngx_http_malloc_board_generation(ngx_http_malloc_main_conf_t *mmcf)
+{
+    return ngx_http_malloc_board_shm(mmcf)->sh->generation;
+}
+
+
+/* this worker belongs to the current generation */
+
+ngx_uint_t
+ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf)
+{
+    return ngx_http_malloc_registered
+           && ngx_http_malloc_generation
+              == ngx_http_malloc_board_shm(mmcf)->sh->generation;
+}
+
+
+/* the desired state; *remaining: ms left of a duration, 0: none */
+
+ngx_uint_t
+ngx_http_malloc_board_desired(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_msec_t *remaining)
+{
+    ngx_uint_t              active;
+    ngx_msec_t              until;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+    active = shm->sh->prof_active;
+    until = shm->sh->active_until;
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    if (remaining != NULL) {
+        *remaining = (active && until != 0
+                      && (ngx_msec_int_t) (until - ngx_current_msec) > 0)
+                     ? until - ngx_current_msec : 0;
+    }
+
+    return active;
+}
+
+
+/* the sampling rate of the last reset, or -1 */
+
+ngx_int_t
+ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf)
+{
+    return ngx_http_malloc_board_shm(mmcf)->sh->lg_sample;
+}
+
+
+/*
+ * Profiling turned on with a duration turns itself off: the first worker
+ * whose timer sees the time up posts the change for all, as an operator
+ * would; nobody waits for the answers.  1 when this worker posted it.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    ngx_uint_t              seq;
+    ngx_http_malloc_shm_t  *shm;
+    ngx_http_malloc_cmd_t   cmd;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    if (!shm->sh->prof_active || shm->sh->active_until == 0) {
+        return 0;
+    }
+
+    ngx_memzero(&cmd, sizeof(ngx_http_malloc_cmd_t));
+    cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
+    cmd.arg = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (!shm->sh->prof_active || shm->sh->active_until == 0
+        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0)
+    {
+        ngx_shmtx_unlock(&shm->shpool->mutex);
+        return 0;
+    }
+
+    seq = ngx_http_malloc_board_put(shm->sh, &cmd,
+                                    NGX_HTTP_MALLOC_NO_POSTER);
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc board: duration over, posted seq %ui", seq);
+
+    ngx_http_malloc_board_wake(mmcf);
+
+    return 1;
+}
+
+
+/*
+ * 1 when a snapshot is due now and this worker takes it; "every" 0
+ * (profiling off) unschedules, so that profiling on again starts a fresh
+ * interval.  No loop: a clock jump moves the schedule in one step.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf, time_t now,
+    time_t every)
+{
+    ngx_uint_t              due;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    due = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (every == 0) {
+        shm->sh->snapshot_next = 0;
+
+    } else if (shm->sh->snapshot_next == 0) {
+        /* the first interval starts when profiling is first seen on */
+        shm->sh->snapshot_next = now + every;
+
+    } else if (now >= shm->sh->snapshot_next) {
+        shm->sh->snapshot_next += ((now - shm->sh->snapshot_next) / every + 1)
+                                  * every;
+        due = 1;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return due;
+}
+
+
+time_t
+ngx_http_malloc_board_next_snapshot(ngx_http_malloc_main_conf_t *mmcf)
+{
+    return ngx_http_malloc_board_shm(mmcf)->sh->snapshot_next;
+}
+
+
+/* records whether the last snapshot failed; returns what was recorded */
+
+ngx_uint_t
+ngx_http_malloc_board_snapshot_failed(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t failed)
+{
+    ngx_uint_t              was;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+    was = shm->sh->snapshot_failed;
+    shm->sh->snapshot_failed = failed;
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return was;
+}

@@ -1,0 +1,142 @@
+
+/*
+ * The board: the shared zone through which the workers hear commands and
+ * publish their state.  Its layout is private to ngx_http_malloc_board.c;
+ * what leaves it are copies.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_BOARD_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_BOARD_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_jemalloc.h"
+
+
+/* a worker whose figures are older than this shows as stale */
+#define NGX_HTTP_MALLOC_STALE_MS     3000
+
+
+typedef enum {
+    NGX_HTTP_MALLOC_CMD_NONE = 0,
+    NGX_HTTP_MALLOC_CMD_ACTIVE,
+    NGX_HTTP_MALLOC_CMD_DUMP,
+    NGX_HTTP_MALLOC_CMD_STATS,
+    NGX_HTTP_MALLOC_CMD_RESET,
+    NGX_HTTP_MALLOC_CMD_PURGE
+} ngx_http_malloc_cmd_e;
+
+
+/* what the hooks are called for */
+typedef enum {
+    NGX_HTTP_MALLOC_HOOK_WAKE = 0,   /* a command or an answer arrived */
+    NGX_HTTP_MALLOC_HOOK_TICK,       /* about every second */
+    NGX_HTTP_MALLOC_HOOK_MAX
+} ngx_http_malloc_hook_e;
+
+typedef void (*ngx_http_malloc_hook_pt)(ngx_log_t *log);
+
+
+typedef struct {
+    ngx_uint_t                  kind;       /* ngx_http_malloc_cmd_e */
+    ngx_int_t                   arg;        /* ACTIVE: 0 or 1; RESET:
+                                               lg_sample, or -1 */
+    ngx_msec_t                  duration;   /* ACTIVE: of profiling */
+    ngx_pid_t                   target;     /* DUMP: one worker, 0: all */
+    u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
+                                            /* DUMP, STATS: file name
+                                               with "%p"; "": no file */
+} ngx_http_malloc_cmd_t;
+
+
+/* a slot's rc besides ngx_http_malloc_dump_rc_e: a mallctl failed */
+#define NGX_HTTP_MALLOC_RC_ACTIVE    100
+#define NGX_HTTP_MALLOC_RC_RESET     101
+#define NGX_HTTP_MALLOC_RC_PURGE     102
+#define NGX_HTTP_MALLOC_RC_STATS     103
+
+
+/* one worker's result of one command */
+typedef struct {
+    ngx_uint_t                  seq;
+    ngx_int_t                   rc;         /* dump rc_e or RC_* */
+    ngx_err_t                   err;
+    off_t                       bytes;
+    size_t                      before;     /* PURGE: resident before */
+    size_t                      after;      /* PURGE: resident after */
+    ngx_uint_t                  prof_active;
+    ngx_uint_t                  lg_sample;
+} ngx_http_malloc_result_t;
+
+
+/* one worker as a reader sees it, copied out of the zone */
+typedef struct {
+    ngx_uint_t                  worker;
+    ngx_pid_t                   pid;        /* 0: not running */
+    ngx_msec_t                  age;        /* of the figures below */
+    ngx_uint_t                  stale;      /* unsigned stale:1; */
+    ngx_uint_t                  prof_active;
+    ngx_uint_t                  lg_sample;
+    ngx_http_malloc_je_stats_t  stats;
+    ngx_uint_t                  answered;   /* has seen the command */
+    ngx_http_malloc_result_t    result;     /* its result; result.seq not
+                                               the command's: none */
+} ngx_http_malloc_worker_t;
+
+
+ngx_int_t ngx_http_malloc_board_add(ngx_conf_t *cf,
+    ngx_http_malloc_main_conf_t *mmcf);
+ngx_int_t ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf);
+ngx_int_t ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf);
+void ngx_http_malloc_board_hook(ngx_uint_t event,
+    ngx_http_malloc_hook_pt hook);
+
+/* the poster's side */
+ngx_uint_t ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_cmd_t *cmd, ngx_log_t *log);
+void ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq);
+ngx_uint_t ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_http_malloc_worker_t *workers, ngx_uint_t *n);
+ngx_http_malloc_worker_t *ngx_http_malloc_board_copy(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_pool_t *pool, ngx_uint_t seq,
+    ngx_uint_t *n);
+ngx_uint_t ngx_http_malloc_board_answered(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq, ngx_pid_t pid);
+ngx_uint_t ngx_http_malloc_board_count(ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_board_generation(
+    ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_board_desired(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_msec_t *remaining);
+
+/* the applying worker's side */
+ngx_int_t ngx_http_malloc_board_next(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t *seq, ngx_http_malloc_cmd_t *cmd);
+ngx_uint_t ngx_http_malloc_board_closed(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t seq);
+void ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_result_t *result);
+void ngx_http_malloc_board_publish(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t prof_active, ngx_uint_t lg_sample,
+    ngx_http_malloc_je_stats_t *stats);
+ngx_int_t ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log);
+
+/* the snapshot schedule */
+ngx_uint_t ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf,
+    time_t now, time_t every);
+time_t ngx_http_malloc_board_next_snapshot(ngx_http_malloc_main_conf_t *mmcf);
+ngx_uint_t ngx_http_malloc_board_snapshot_failed(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t failed);
+
+
+#endif /* _NGX_HTTP_MALLOC_BOARD_H_INCLUDED_ */

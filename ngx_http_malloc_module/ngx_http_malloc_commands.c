@@ -1,0 +1,467 @@
+
+/*
+ * The state page and the commands.  GET / and GET prof_active answer at
+ * once from what the workers published; a POST posts its command through
+ * the board, waits for every worker's result and lists them.  Writes are
+ * never refused because another request is in progress: the workers
+ * apply the commands in the order posted, so the last write wins.
+ *
+ * Owns: the commands' bodies and their notice lines.  Calls: wait, reply,
+ * board, and the pure core (json, path, dump, jemalloc).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <nginx.h>
+
+#include <jansson.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_reply.h"
+#include "ngx_http_malloc_commands.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_json.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
+
+
+static ngx_int_t ngx_http_malloc_command(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
+static off_t ngx_http_malloc_dump_used(ngx_http_request_t *r);
+static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_log_command(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+
+
+/* GET /, GET prof_active: what the workers published, at once */
+
+ngx_int_t
+ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    json_t                           *json, *workers;
+    ngx_msec_t                        left;
+    ngx_uint_t                        i, n;
+    ngx_http_malloc_worker_t         *w;
+    ngx_http_malloc_loc_conf_t       *mlcf;
+    ngx_http_malloc_main_conf_t      *mmcf;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &n);
+
+    json = json_object();
+    workers = json_array();
+
+    if (w == NULL || json == NULL || workers == NULL) {
+        json_decref(json);
+        json_decref(workers);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+        json_object_set_new(json, "module",
+                            json_string("ngx_http_malloc_module"));
+        json_object_set_new(json, "version",
+                            json_string(NGX_HTTP_MALLOC_VERSION));
+        json_object_set_new(json, "nginx", json_string(NGINX_VERSION));
+        json_object_set_new(json, "jemalloc",
+                            ngx_http_malloc_jemalloc_json());
+        json_object_set_new(json, "write", json_boolean(mlcf->write));
+        json_object_set_new(json, "dump_dir",
+                            json_stringn((char *) mmcf->dump_dir->name.data,
+                                         mmcf->dump_dir->name.len));
+    }
+
+    json_object_set_new(json, "prof_active",
+                        json_boolean(ngx_http_malloc_board_desired(mmcf,
+                                                                   &left)));
+    json_object_set_new(json, "prof_active_remaining",
+                        left ? json_integer((json_int_t) (left + 999) / 1000)
+                             : json_null());
+
+    for (i = 0; i < n; i++) {
+        json_array_append_new(workers,
+                              ngx_http_malloc_worker_head(&w[i], 1));
+    }
+
+    json_object_set_new(json, "workers", workers);
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r, json);
+    }
+
+    return ngx_http_malloc_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/* a POST needs jemalloc: NGX_DECLINED to go on, or what was sent */
+
+static ngx_int_t
+ngx_http_malloc_command(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+        return ngx_http_malloc_unusable(r, NULL);
+    }
+
+    ctx->answered = ngx_http_malloc_results;
+
+    return NGX_DECLINED;
+}
+
+
+ngx_int_t
+ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    ngx_str_t                 s;
+    ngx_int_t                 ms, rc;
+    ngx_http_malloc_active_t  cmd;
+    char                      err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    if (body == NULL) {
+        return ngx_http_malloc_state(r, ctx, NULL, 0);
+    }
+
+    rc = ngx_http_malloc_command(r, ctx, body, len);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (ngx_http_malloc_parse_active(body, len, &cmd, err) != 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    if (cmd.duration[0] != '\0') {
+        s.data = (u_char *) cmd.duration;
+        s.len = ngx_strlen(cmd.duration);
+
+        ms = ngx_parse_time(&s, 0);
+
+        if (ms == NGX_ERROR || ms < 1000
+            || ms > (ngx_int_t) NGX_HTTP_MALLOC_DURATION_MAX * 1000)
+        {
+            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                       "invalid_body", "\"duration\" must be a time from "
+                       "1s to 30d in nginx syntax, such as \"10m\"");
+        }
+
+        ctx->cmd.duration = ms;
+    }
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
+    ctx->cmd.arg = cmd.active;
+
+    return ngx_http_malloc_start(r, ctx);
+}
+
+
+/*
+ * Sampling more often than one sample per 4 KiB costs nginx much of its
+ * throughput (every sample records a backtrace): such values need
+ * "force": true.
+ */
+
+ngx_int_t
+ngx_http_malloc_prof_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    int        lg, force;
+    ngx_int_t  rc;
+    char       err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    rc = ngx_http_malloc_command(r, ctx, body, len);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (ngx_http_malloc_parse_reset(body, len, &lg, &force, err) != 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    if (lg >= 0 && lg < NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR && !force) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                   "lg_sample_too_low",
+                   "\"lg_sample\": %d means one sample every %d bytes "
+                   "allocated on average, which slows nginx down a lot; "
+                   "values below %d need \"force\": true", lg, 1 << lg,
+                   NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR);
+    }
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_RESET;
+    ctx->cmd.arg = lg;
+
+    return ngx_http_malloc_start(r, ctx);
+}
+
+
+ngx_int_t
+ngx_http_malloc_purge(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    ngx_int_t  rc;
+    char       err[NGX_HTTP_MALLOC_ERR_LEN];
+
+    rc = ngx_http_malloc_command(r, ctx, body, len);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    if (ngx_http_malloc_parse_empty(body, len, err) != 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_PURGE;
+
+    return ngx_http_malloc_start(r, ctx);
+}
+
+
+ngx_int_t
+ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    int                           n;
+    ngx_int_t                     rc;
+    ngx_tm_t                      tm;
+    ngx_time_t                   *tp;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    char                          err[NGX_HTTP_MALLOC_ERR_LEN];
+    u_char                        name[NGX_HTTP_MALLOC_BODY_MAX];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    rc = ngx_http_malloc_command(r, ctx, body, len);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
+    n = ngx_http_malloc_parse_dump(body, len, name, sizeof(name), err);
+
+    if (n < 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
+                                     "%s", err);
+    }
+
+    if (n == 0) {
+        /* unique enough, and O_EXCL decides */
+        tp = ngx_timeofday();
+        ngx_gmtime(tp->sec, &tm);
+
+        n = ngx_snprintf(name, sizeof(name),
+                         "heap-%4d%02d%02dT%02d%02d%02d.%03MZ.%%p.heap",
+                         tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
+                         tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
+                         tp->msec)
+            - name;
+    }
+
+    n = ngx_http_malloc_path_template((char *) mmcf->dump_dir->name.data,
+                                      mmcf->dump_dir->name.len, name, n,
+                                      ngx_http_malloc_board_count(mmcf) > 1,
+                                      (char *) ctx->cmd.tmpl,
+                                      sizeof(ctx->cmd.tmpl));
+    if (n < 0) {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_path",
+                                     "%s", ngx_http_malloc_path_strerror(n));
+    }
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
+
+    if (ngx_http_malloc_check_names(r, ctx, &rc) != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_malloc_start(r, ctx);
+}
+
+
+/*
+ * Refuses a dump before any worker writes: the directory must be usable
+ * and no worker's file may exist, so a refused request changes nothing.
+ * NGX_DECLINED once the refusal is sent; *sent is what sending returned.
+ */
+
+static ngx_int_t
+ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_int_t *sent)
+{
+    int                           rc, err;
+    off_t                         used;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_worker_t     *w;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    used = ngx_http_malloc_dump_used(r);
+
+    if (mmcf->dump_max_size != 0 && used >= mmcf->dump_max_size) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_INSUFFICIENT_STORAGE,
+                    "dump_dir_full",
+                    "malloc_dump_dir \"%V\" holds %O bytes, its max_size "
+                    "is %O: remove old dumps first",
+                    &mmcf->dump_dir->name, used, mmcf->dump_max_size);
+        return NGX_DECLINED;
+    }
+
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &n);
+    if (w == NULL) {
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DECLINED;
+    }
+
+    for (i = 0; i < n; i++) {
+
+        if (w[i].pid == 0) {
+            continue;
+        }
+
+        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
+                                           (long) w[i].pid, name,
+                                           sizeof(name));
+
+        err = 0;
+        rc = ngx_http_malloc_dump_check((char *) mmcf->dump_dir->name.data,
+                                        name, &err);
+
+        if (rc == NGX_HTTP_MALLOC_DUMP_OK) {
+            continue;
+        }
+
+        if (rc == NGX_HTTP_MALLOC_DUMP_EXISTS) {
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_CONFLICT,
+                       "file_exists",
+                       "\"%V/%s\" exists; dumps never overwrite files",
+                       &mmcf->dump_dir->name, name);
+
+        } else {
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                       "dump_dir_unusable",
+                       "malloc_dump_dir \"%V\" cannot be used by the "
+                       "worker user: %s; nginx creates it at start-up, so "
+                       "reload nginx or create it for that user",
+                       &mmcf->dump_dir->name, strerror(err));
+        }
+
+        return NGX_DECLINED;
+    }
+
+    return NGX_OK;
+}
+
+
+/* bytes in the regular files of the dump directory */
+
+static off_t
+ngx_http_malloc_dump_used(ngx_http_request_t *r)
+{
+    off_t                         used;
+    ngx_dir_t                     dir;
+    struct stat                   st;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    used = 0;
+
+    if (ngx_open_dir(&mmcf->dump_dir->name, &dir) == NGX_ERROR) {
+        return 0;
+    }
+
+    while (ngx_read_dir(&dir) == NGX_OK) {
+        if (fstatat(dirfd(dir.dir), (char *) ngx_de_name(&dir), &st,
+                    AT_SYMLINK_NOFOLLOW)
+            == 0
+            && S_ISREG(st.st_mode))
+        {
+            used += st.st_size;
+        }
+    }
+
+    if (ngx_close_dir(&dir) == NGX_ERROR) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, ngx_errno,
+                      ngx_close_dir_n " \"%V\" failed",
+                      &mmcf->dump_dir->name);
+    }
+
+    return used;
+}
+
+
+static ngx_int_t
+ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+
+    ngx_http_malloc_log_command(r, ctx);
+
+    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout);
+}
+
+
+/* an operator acted: a notice line naming the client */
+
+static void
+ngx_http_malloc_log_command(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_str_t                    *addr;
+    ngx_http_malloc_cmd_t        *cmd;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    addr = &r->connection->addr_text;
+    cmd = &ctx->cmd;
+
+    switch (cmd->kind) {
+
+    case NGX_HTTP_MALLOC_CMD_ACTIVE:
+        if (cmd->arg && cmd->duration) {
+            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                          "heap profiling turned on for %M s by client %V",
+                          cmd->duration / 1000, addr);
+        } else {
+            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                          "heap profiling turned %s by client %V",
+                          cmd->arg ? "on" : "off", addr);
+        }
+
+        break;
+
+    case NGX_HTTP_MALLOC_CMD_RESET:
+        if (cmd->arg >= 0) {
+            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                          "heap profile samples reset, lg_sample %i, by "
+                          "client %V", cmd->arg, addr);
+        } else {
+            ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                          "heap profile samples reset by client %V", addr);
+        }
+
+        break;
+
+    case NGX_HTTP_MALLOC_CMD_PURGE:
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "allocator purge requested by client %V", addr);
+        break;
+
+    default:
+        ngx_log_error(NGX_LOG_NOTICE, r->connection->log, 0,
+                      "heap dump \"%V/%s\" requested by client %V",
+                      &mmcf->dump_dir->name, cmd->tmpl, addr);
+    }
+}

@@ -1,0 +1,621 @@
+
+/*
+ * The profile pipeline: dumps in, an answer out.  Everything built here
+ * lives in mmap'ed memory (arena.c), so a profile never reports its own
+ * making, and all of it is unmapped by ngx_http_malloc_pipe_free().  Runs
+ * in a thread or in place: it touches only its own pipe and the symbol
+ * cache, under the cache's mutex.  Pure C: no nginx types.
+ *
+ * Owns: the symbol cache of this process.  Calls: arena, heap, symbol,
+ * pprof.
+ */
+
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ngx_http_malloc_pipeline.h"
+#include "ngx_http_malloc_symbol.h"
+#include "ngx_http_malloc_pprof.h"
+
+
+/* the longest dump read back, a guard against a runaway file */
+#define NGX_HTTP_MALLOC_DUMP_MAX  (256 * 1024 * 1024)
+
+
+typedef struct {
+    ngx_http_malloc_symbols_t  *syms;
+    ngx_http_malloc_arena_t    *arena;
+    ngx_http_malloc_map_t      *maps;
+    size_t                      nmaps;
+} ngx_http_malloc_resolver_t;
+
+
+static int ngx_http_malloc_pipe_fail(ngx_http_malloc_pipe_t *pl, int rc,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl,
+    const char *path, ngx_http_malloc_heap_t *heap);
+static void ngx_http_malloc_pipe_lock(void);
+static void ngx_http_malloc_pipe_unlock(void);
+static int ngx_http_malloc_pipe_self(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_map_t **maps, size_t *nmaps);
+static void ngx_http_malloc_pipe_trim(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_map_t *maps, size_t nmaps);
+static int ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs);
+static const char *ngx_http_malloc_pipe_resolve(void *data, uint64_t addr,
+    int *map);
+static const unsigned char *ngx_http_malloc_pipe_address(
+    const unsigned char *p, const unsigned char *last, uint64_t *addr);
+
+
+/* one per process, for its life: symbol tables are costly to load */
+static ngx_http_malloc_symbols_t  *ngx_http_malloc_symbols;
+static pthread_mutex_t             ngx_http_malloc_symbols_mutex =
+    PTHREAD_MUTEX_INITIALIZER;
+
+
+int
+ngx_http_malloc_pipe_init(ngx_http_malloc_pipe_t *pl)
+{
+    memset(pl, 0, sizeof(ngx_http_malloc_pipe_t));
+
+    pl->arena = ngx_http_malloc_arena_create();
+    if (pl->arena == NULL) {
+        return -1;
+    }
+
+    ngx_http_malloc_heap_init(&pl->base, pl->arena);
+    ngx_http_malloc_heap_init(&pl->heap, pl->arena);
+
+    return 0;
+}
+
+
+void
+ngx_http_malloc_pipe_free(ngx_http_malloc_pipe_t *pl)
+{
+    ngx_http_malloc_mbuf_free(&pl->out);
+
+    if (pl->arena != NULL) {
+        ngx_http_malloc_arena_destroy(pl->arena);
+        pl->arena = NULL;
+    }
+}
+
+
+static int
+ngx_http_malloc_pipe_fail(ngx_http_malloc_pipe_t *pl, int rc,
+    const char *fmt, ...)
+{
+    va_list  args;
+
+    if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
+        /* the first failure is the one to tell */
+        return pl->rc;
+    }
+
+    pl->rc = rc;
+
+    va_start(args, fmt);
+    (void) vsnprintf(pl->error, sizeof(pl->error), fmt, args);
+    va_end(args);
+
+    return rc;
+}
+
+
+int
+ngx_http_malloc_pipe_read(ngx_http_malloc_pipe_t *pl, char **paths, int base)
+{
+    char  **path;
+
+    for (path = paths; *path != NULL; path++) {
+
+        if (pl->rc == NGX_HTTP_MALLOC_PIPE_OK) {
+            (void) ngx_http_malloc_pipe_file(pl, *path,
+                                             base ? &pl->base : &pl->heap);
+        }
+
+        (void) unlink(*path);
+    }
+
+    return pl->rc;
+}
+
+
+static int
+ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
+    ngx_http_malloc_heap_t *heap)
+{
+    int            fd, err;
+    ssize_t        n;
+    struct stat    st;
+    unsigned char *buf;
+    char           reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd == -1 || fstat(fd, &st) == -1) {
+        err = errno;
+
+        if (fd != -1) {
+            (void) close(fd);
+        }
+
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
+                                         "cannot read back the dump \"%s\": "
+                                         "%s", path, strerror(err));
+    }
+
+    if (st.st_size > NGX_HTTP_MALLOC_DUMP_MAX) {
+        (void) close(fd);
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
+                                         "the dump \"%s\" is larger than "
+                                         "%d bytes", path,
+                                         NGX_HTTP_MALLOC_DUMP_MAX);
+    }
+
+    buf = ngx_http_malloc_arena_alloc(pl->arena, st.st_size + 1);
+    if (buf == NULL) {
+        (void) close(fd);
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while reading "
+                                         "\"%s\"", path);
+    }
+
+    n = read(fd, buf, st.st_size);
+    err = errno;
+
+    (void) close(fd);
+
+    if (n != st.st_size) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
+                                         "short read of the dump \"%s\": %s",
+                                         path, n == -1 ? strerror(err)
+                                                       : "truncated");
+    }
+
+    if (ngx_http_malloc_heap_add(heap, buf, n, reason) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
+                                         "cannot parse the dump \"%s\": %s",
+                                         path, reason);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+int
+ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
+{
+    ngx_http_malloc_resolver_t  rs;
+
+    if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
+        return pl->rc;
+    }
+
+    if (pl->seconds && ngx_http_malloc_heap_sub(&pl->heap, &pl->base) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
+                                         "the sampling interval changed "
+                                         "during the growth window");
+    }
+
+    if (pl->format == NGX_HTTP_MALLOC_PIPE_V2) {
+        ngx_http_malloc_heap_write_v2(&pl->heap, &pl->out);
+
+    } else {
+        ngx_http_malloc_pipe_lock();
+
+        /* the first dump's mappings, their symbols loaded into the cache */
+
+        rs.syms = ngx_http_malloc_symbols;
+        rs.arena = pl->arena;
+        rs.maps = NULL;
+        rs.nmaps = 0;
+
+        if (rs.syms != NULL && pl->heap.maps != NULL
+            && ngx_http_malloc_symbols_maps(rs.syms, pl->arena,
+                                            pl->heap.maps, pl->heap.maps_len,
+                                            &rs.maps, &rs.nmaps)
+               != 0)
+        {
+            rs.maps = NULL;
+            rs.nmaps = 0;
+        }
+
+        ngx_http_malloc_pipe_trim(&pl->heap, rs.maps, rs.nmaps);
+
+        if (pl->format == NGX_HTTP_MALLOC_PIPE_LEGACY) {
+            ngx_http_malloc_heap_write_legacy(&pl->heap, &pl->out);
+
+        } else {
+            (void) ngx_http_malloc_pipe_proto(pl, &rs);
+        }
+
+        ngx_http_malloc_pipe_unlock();
+    }
+
+    if (pl->out.failed) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while writing the "
+                                         "profile");
+    }
+
+    return pl->rc;
+}
+
+
+static int
+ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs)
+{
+    struct timespec          ts;
+    ngx_http_malloc_pprof_t  pp;
+    char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
+
+    (void) clock_gettime(CLOCK_REALTIME, &ts);
+
+    memset(&pp, 0, sizeof(ngx_http_malloc_pprof_t));
+
+    pp.heap = &pl->heap;
+    pp.maps = rs->maps;
+    pp.nmaps = rs->nmaps;
+    pp.resolve = ngx_http_malloc_pipe_resolve;
+    pp.data = rs;
+    pp.time_nanos = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+    pp.duration_nanos = (int64_t) pl->seconds * 1000000000;
+    pp.arena = pl->arena;
+
+    if (ngx_http_malloc_pprof_encode(&pp, &pl->out, err) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_ENCODE,
+                                         "cannot encode the heap profile: "
+                                         "%s", err);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/* return addresses point after the call: name the call itself */
+
+static const char *
+ngx_http_malloc_pipe_resolve(void *data, uint64_t addr, int *map)
+{
+    ngx_http_malloc_resolver_t *rs = data;
+
+    *map = -1;
+
+    if (rs->syms == NULL || addr == 0) {
+        return NULL;
+    }
+
+    return ngx_http_malloc_symbols_lookup(rs->syms, rs->arena, rs->maps,
+                                          rs->nmaps, addr - 1, map);
+}
+
+
+/*
+ * jemalloc's own frames (its backtrace and malloc internals) go, as pprof
+ * drops its runtime's
+ */
+
+static void
+ngx_http_malloc_pipe_trim(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_map_t *maps, size_t nmaps)
+{
+    size_t  i;
+
+    for (i = 0; i < nmaps; i++) {
+        if (strstr(maps[i].path, "libjemalloc") != NULL) {
+            ngx_http_malloc_heap_trim(heap, maps[i].start, maps[i].limit);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_pipe_lock(void)
+{
+    (void) pthread_mutex_lock(&ngx_http_malloc_symbols_mutex);
+
+    if (ngx_http_malloc_symbols == NULL) {
+        ngx_http_malloc_symbols = ngx_http_malloc_symbols_create();
+    }
+}
+
+
+static void
+ngx_http_malloc_pipe_unlock(void)
+{
+    (void) pthread_mutex_unlock(&ngx_http_malloc_symbols_mutex);
+}
+
+
+/*
+ * This process's executable mappings, their files' symbols loaded into
+ * the cache (locked by the caller); -1 when they cannot be read.
+ */
+
+static int
+ngx_http_malloc_pipe_self(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_map_t **maps, size_t *nmaps)
+{
+    int                      fd;
+    ssize_t                  n;
+    ngx_http_malloc_mbuf_t   text;
+    unsigned char            buf[4096];
+
+    memset(&text, 0, sizeof(ngx_http_malloc_mbuf_t));
+
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        return -1;
+    }
+
+    for ( ;; ) {
+        n = read(fd, buf, sizeof(buf));
+
+        if (n <= 0) {
+            break;
+        }
+
+        ngx_http_malloc_mbuf_append(&text, buf, n);
+    }
+
+    (void) close(fd);
+
+    if (n == -1 || text.failed || ngx_http_malloc_symbols == NULL
+        || ngx_http_malloc_symbols_maps(ngx_http_malloc_symbols, arena,
+                                        (char *) text.data, text.len,
+                                        maps, nmaps)
+           != 0)
+    {
+        ngx_http_malloc_mbuf_free(&text);
+        return -1;
+    }
+
+    ngx_http_malloc_mbuf_free(&text);
+
+    return 0;
+}
+
+
+/*
+ * The symbol protocol of jeprof and go tool pprof: names each address
+ * that lies in a mapping of this process (all workers share the
+ * master's).  What is not an address is skipped.
+ */
+
+int
+ngx_http_malloc_pipe_symbols(ngx_http_malloc_pipe_t *pl,
+    const unsigned char *body, size_t len)
+{
+    int                     map;
+    size_t                  nmaps;
+    uint64_t                addr;
+    const char             *name;
+    const unsigned char    *p, *last;
+    ngx_http_malloc_map_t  *maps;
+
+    ngx_http_malloc_pipe_lock();
+
+    if (ngx_http_malloc_pipe_self(pl->arena, &maps, &nmaps) != 0) {
+        ngx_http_malloc_pipe_unlock();
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_SYMBOLS,
+                                         "cannot read this process's "
+                                         "mappings");
+    }
+
+    p = body;
+    last = body + len;
+
+    while (p < last) {
+        p = ngx_http_malloc_pipe_address(p, last, &addr);
+
+        if (p == NULL) {
+            break;
+        }
+
+        name = ngx_http_malloc_symbols_lookup(ngx_http_malloc_symbols,
+                                              pl->arena, maps, nmaps, addr,
+                                              &map);
+        if (name != NULL) {
+            ngx_http_malloc_mbuf_printf(&pl->out, "0x%016llx\t%s\n",
+                                        (unsigned long long) addr, name);
+        }
+    }
+
+    ngx_http_malloc_pipe_unlock();
+
+    if (pl->out.failed) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while naming "
+                                         "addresses");
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/*
+ * The next address of "0x1a2b+0x3c4d ..." (separators '+', space, CR,
+ * LF; at most 16 hex digits); NULL when none is left.
+ */
+
+static const unsigned char *
+ngx_http_malloc_pipe_address(const unsigned char *p,
+    const unsigned char *last, uint64_t *addr)
+{
+    int                   digit;
+    const unsigned char  *start;
+
+    while (p < last) {
+
+        if (*p == '+' || *p == ' ' || *p == '\n' || *p == '\r') {
+            p++;
+            continue;
+        }
+
+        if (last - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+            p += 2;
+        }
+
+        start = p;
+        *addr = 0;
+
+        while (p < last && p - start < 16) {
+            digit = (*p >= '0' && *p <= '9') ? *p - '0'
+                    : (*p >= 'a' && *p <= 'f') ? *p - 'a' + 10
+                    : (*p >= 'A' && *p <= 'F') ? *p - 'A' + 10 : -1;
+
+            if (digit < 0) {
+                break;
+            }
+
+            *addr = (*addr << 4) | (uint64_t) digit;
+            p++;
+        }
+
+        if (p > start && (p == last || *p == '+' || *p == '\n'
+                          || *p == '\r' || *p == ' '))
+        {
+            return p;
+        }
+
+        /* not an address: skip to the next separator */
+
+        while (p < last && *p != '+' && *p != ' ' && *p != '\n'
+               && *p != '\r')
+        {
+            p++;
+        }
+    }
+
+    return NULL;
+}
+
+
+int
+ngx_http_malloc_pipe_write(char **paths, const char *out, char *err,
+    size_t len)
+{
+    int                      fd, rc;
+    ssize_t                  n;
+    ngx_http_malloc_pipe_t   pl;
+
+    if (ngx_http_malloc_pipe_init(&pl) != 0) {
+        (void) snprintf(err, len, "out of memory");
+        return NGX_HTTP_MALLOC_PIPE_NOMEM;
+    }
+
+    pl.format = NGX_HTTP_MALLOC_PIPE_PROTO;
+
+    if (ngx_http_malloc_pipe_read(&pl, paths, 0) != NGX_HTTP_MALLOC_PIPE_OK
+        || ngx_http_malloc_pipe_encode(&pl) != NGX_HTTP_MALLOC_PIPE_OK)
+    {
+        (void) snprintf(err, len, "%s", pl.error);
+        goto done;
+    }
+
+    fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd == -1) {
+        (void) ngx_http_malloc_pipe_fail(&pl, NGX_HTTP_MALLOC_PIPE_WRITE,
+                                         "cannot create \"%s\": %s", out,
+                                         strerror(errno));
+        (void) snprintf(err, len, "%s", pl.error);
+        goto done;
+    }
+
+    n = write(fd, pl.out.data, pl.out.len);
+
+    if (n != (ssize_t) pl.out.len) {
+        (void) ngx_http_malloc_pipe_fail(&pl, NGX_HTTP_MALLOC_PIPE_WRITE,
+                                         "cannot write \"%s\": %s", out,
+                                         n == -1 ? strerror(errno)
+                                                 : "short write");
+        (void) close(fd);
+        (void) unlink(out);
+        (void) snprintf(err, len, "%s", pl.error);
+        goto done;
+    }
+
+    if (close(fd) == -1) {
+        (void) ngx_http_malloc_pipe_fail(&pl, NGX_HTTP_MALLOC_PIPE_WRITE,
+                                         "cannot write \"%s\": %s", out,
+                                         strerror(errno));
+        (void) unlink(out);
+        (void) snprintf(err, len, "%s", pl.error);
+    }
+
+done:
+
+    rc = pl.rc;
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    return rc;
+}
+
+
+void
+ngx_http_malloc_pipe_preload(void (*unreadable)(void *data,
+    const char *path), void *data)
+{
+    size_t                    i, nmaps;
+    ngx_http_malloc_map_t    *maps;
+    ngx_http_malloc_arena_t  *arena;
+
+    arena = ngx_http_malloc_arena_create();
+    if (arena == NULL) {
+        return;
+    }
+
+    ngx_http_malloc_pipe_lock();
+
+    if (ngx_http_malloc_pipe_self(arena, &maps, &nmaps) != 0) {
+        unreadable(data, "/proc/self/maps");
+        nmaps = 0;
+    }
+
+    for (i = 0; i < nmaps; i++) {
+        if (maps[i].file == -1
+            && (i == 0 || strcmp(maps[i].path, maps[i - 1].path) != 0))
+        {
+            unreadable(data, maps[i].path);
+        }
+    }
+
+    ngx_http_malloc_pipe_unlock();
+
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+/* the API's error code for a result */
+
+const char *
+ngx_http_malloc_pipe_code(int rc)
+{
+    switch (rc) {
+
+    case NGX_HTTP_MALLOC_PIPE_NOMEM:
+        return "out_of_memory";
+
+    case NGX_HTTP_MALLOC_PIPE_ENCODE:
+        return "encode_failed";
+
+    case NGX_HTTP_MALLOC_PIPE_SYMBOLS:
+        return "symbols_unavailable";
+
+    default:
+        return "dump_failed";
+    }
+}

@@ -1,0 +1,545 @@
+
+/*
+ * Answers of the admin location: JSON documents, profile data, errors,
+ * and the answer to a command (each worker's result).  A leaf: it reads
+ * copies the board handed out and calls nothing of the nginx layer but
+ * nginx itself and the pure core (jemalloc, path, dump).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include <jansson.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_reply.h"
+#include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_json.h"
+#include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
+
+
+static json_t *ngx_http_malloc_result_json(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
+    ngx_uint_t *status, json_t **error);
+static const char *ngx_http_malloc_rc_text(ngx_int_t rc);
+
+
+ngx_int_t
+ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json)
+{
+    size_t        size;
+    ngx_int_t     rc;
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
+
+    if (json == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    size = json_dumpb(json, NULL, 0, JSON_INDENT(2));
+
+    b = ngx_create_temp_buf(r->pool, size + 1);
+    if (b == NULL || size == 0) {
+        json_decref(json);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    b->last += json_dumpb(json, (char *) b->pos, size, JSON_INDENT(2));
+    *b->last++ = '\n';
+
+    json_decref(json);
+
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = b->last - b->pos;
+    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    if (r->method == NGX_HTTP_HEAD) {
+        b->last = b->pos;
+    }
+
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_output_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *code, const char *fmt, ...)
+{
+    u_char   *p;
+    json_t   *json;
+    va_list   args;
+    u_char    text[512];
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(text, text + sizeof(text) - 1, fmt, args);
+    va_end(args);
+
+    *p = '\0';
+
+    json = json_object();
+    if (json == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* jansson refuses invalid UTF-8; a client's name may hold some */
+    json_object_set_new(json, "error",
+                        ngx_http_malloc_error_json(status, code,
+                                                   (char *) text));
+
+    if (json_object_get(json_object_get(json, "error"), "text") == NULL) {
+        json_object_set_new(json_object_get(json, "error"), "text",
+                            json_string("(the message was not valid UTF-8)"));
+    }
+
+    return ngx_http_malloc_send_json(r, status, json);
+}
+
+
+json_t *
+ngx_http_malloc_error_json(ngx_uint_t status, const char *code,
+    const char *text)
+{
+    json_t  *error;
+
+    error = json_object();
+    if (error == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(error, "status", json_integer((json_int_t) status));
+    json_object_set_new(error, "code", json_string(code));
+    json_object_set_new(error, "text", json_string(text));
+
+    return error;
+}
+
+
+ngx_int_t
+ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
+    ngx_str_t *value)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    h->key.data = (u_char *) key;
+    h->key.len = ngx_strlen(key);
+    h->value = *value;
+
+#if (nginx_version >= 1023000)
+    /* headers of one name are linked since nginx 1.23.0 */
+    h->next = NULL;
+#endif
+
+    return NGX_OK;
+}
+
+
+json_t *
+ngx_http_malloc_jemalloc_json(void)
+{
+    json_t                           *je;
+    size_t                            lg;
+    const ngx_http_malloc_je_info_t  *info;
+
+    info = ngx_http_malloc_je_probe();
+
+    je = json_object();
+    if (je == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(je, "state",
+                        json_string(ngx_http_malloc_je_code(info->state)));
+    json_object_set_new(je, "found",
+                        json_boolean(info->state
+                                     != NGX_HTTP_MALLOC_JE_NOT_FOUND));
+    json_object_set_new(je, "allocator",
+                        json_boolean(info->state
+                                     > NGX_HTTP_MALLOC_JE_NOT_ALLOCATOR
+                                     || info->state
+                                        == NGX_HTTP_MALLOC_JE_OK));
+    json_object_set_new(je, "library", info->library
+                                       ? json_string(info->library)
+                                       : json_null());
+    json_object_set_new(je, "version", info->version
+                                       ? json_string(info->version)
+                                       : json_null());
+    json_object_set_new(je, "config_prof", json_boolean(info->config_prof));
+    json_object_set_new(je, "opt_prof", json_boolean(info->opt_prof));
+
+    if (info->state == NGX_HTTP_MALLOC_JE_OK
+        && ngx_http_malloc_je_lg_sample(&lg) == 0)
+    {
+        json_object_set_new(je, "lg_prof_sample", json_integer(lg));
+
+        /* 2^63 does not fit a JSON integer here: sampling has stopped */
+        json_object_set_new(je, "sample_bytes",
+                            lg < 63 ? json_integer((json_int_t) 1 << lg)
+                                    : json_null());
+
+    } else {
+        json_object_set_new(je, "lg_prof_sample", json_null());
+        json_object_set_new(je, "sample_bytes", json_null());
+    }
+
+    return je;
+}
+
+
+ngx_int_t
+ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json)
+{
+    const ngx_http_malloc_je_info_t  *info;
+
+    info = ngx_http_malloc_je_probe();
+
+    if (json == NULL) {
+        json = json_object();
+        if (json == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        json_object_set_new(json, "jemalloc",
+                            ngx_http_malloc_jemalloc_json());
+    }
+
+    json_object_set_new(json, "error",
+        ngx_http_malloc_error_json(NGX_HTTP_SERVICE_UNAVAILABLE,
+                                   ngx_http_malloc_je_code(info->state),
+                                   ngx_http_malloc_je_text(info->state)));
+
+    return ngx_http_malloc_send_json(r, NGX_HTTP_SERVICE_UNAVAILABLE, json);
+}
+
+
+json_t *
+ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w, ngx_uint_t state)
+{
+    json_t  *j;
+
+    j = json_object();
+    if (j == NULL) {
+        return NULL;
+    }
+
+    json_object_set_new(j, "worker", json_integer((json_int_t) w->worker));
+    json_object_set_new(j, "pid", w->pid ? json_integer(w->pid)
+                                         : json_null());
+
+    if (!state) {
+        return j;
+    }
+
+    /* what it published, and how long ago: readers never wait for it */
+
+    json_object_set_new(j, "prof_active", w->pid
+                                          ? json_boolean(w->prof_active)
+                                          : json_null());
+    json_object_set_new(j, "age", w->pid
+                                  ? json_real((double) w->age / 1000)
+                                  : json_null());
+    json_object_set_new(j, "stale", json_boolean(w->stale));
+
+    return j;
+}
+
+
+/*
+ * The answer to a command: each worker's result; the first failure names
+ * the problem and sets the status.
+ */
+
+ngx_int_t
+ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    json_t                        *json, *workers, *w, *error;
+    ngx_msec_t                     left;
+    ngx_uint_t                     i, n, status, failed;
+    ngx_http_malloc_worker_t      *answers;
+    ngx_http_malloc_main_conf_t   *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    answers = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    if (answers == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    json = json_object();
+    workers = json_array();
+
+    if (json == NULL || workers == NULL) {
+        json_decref(json);
+        json_decref(workers);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    status = NGX_HTTP_OK;
+    error = NULL;
+    failed = 0;
+
+    for (i = 0; i < n; i++) {
+        w = ngx_http_malloc_result_json(r, ctx, &answers[i], &status,
+                                        &error);
+        json_array_append_new(workers, w);
+
+        if (json_object_get(w, "error") != NULL) {
+            failed++;
+        }
+    }
+
+    if (error != NULL) {
+        /* the first failure names the problem, the list has the rest */
+        json_object_set_new(json, "error", error);
+
+        if (failed > 1) {
+            json_object_set_new(error, "failed_workers",
+                                json_integer((json_int_t) failed));
+        }
+    }
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        json_object_set_new(json, "prof_active",
+                            json_boolean(ngx_http_malloc_board_desired(mmcf,
+                                                                       &left)));
+        json_object_set_new(json, "prof_active_remaining",
+                            left ? json_integer((json_int_t) (left + 999)
+                                                / 1000)
+                                 : json_null());
+    }
+
+    json_object_set_new(json, "workers", workers);
+
+    return ngx_http_malloc_send_json(r, status, json);
+}
+
+
+static json_t *
+ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_http_malloc_worker_t *a, ngx_uint_t *status, json_t **error)
+{
+    u_char                        *p, *last;
+    json_t                        *w;
+    ngx_uint_t                     st;
+    const char                    *code;
+    ngx_http_malloc_result_t      *res;
+    ngx_http_malloc_loc_conf_t    *mlcf;
+    ngx_http_malloc_main_conf_t   *mmcf;
+    u_char                         text[NGX_HTTP_MALLOC_ERR_LEN];
+    char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    res = &a->result;
+    last = text + sizeof(text) - 1;
+
+    w = ngx_http_malloc_worker_head(a, 0);
+    if (w == NULL) {
+        return NULL;
+    }
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP
+        && ctx->cmd.tmpl[0] != '.'
+        && a->answered && res->seq == ctx->seq)
+    {
+        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
+                                           (long) a->pid, name,
+                                           sizeof(name));
+        p = ngx_snprintf(text, sizeof(text) - 1, "%V/%s",
+                         &mmcf->dump_dir->name, name);
+        json_object_set_new(w, "path", json_stringn((char *) text,
+                                                    p - text));
+    }
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE && a->answered) {
+        json_object_set_new(w, "prof_active",
+                            json_boolean(res->seq == ctx->seq
+                                         ? res->prof_active
+                                         : a->prof_active));
+    }
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET && a->answered) {
+        json_object_set_new(w, "lg_sample",
+                            json_integer(res->seq == ctx->seq
+                                         ? res->lg_sample : a->lg_sample));
+    }
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_PURGE && a->answered
+        && res->seq == ctx->seq)
+    {
+        json_object_set_new(w, "resident_before",
+                            json_integer(res->before));
+        json_object_set_new(w, "resident_after",
+                            json_integer(res->after));
+    }
+
+    st = NGX_HTTP_OK;
+    code = NULL;
+    p = text;
+
+    if (!a->answered) {
+        st = NGX_HTTP_GATEWAY_TIME_OUT;
+        code = "worker_timeout";
+
+        if (a->pid) {
+            p = ngx_snprintf(text, sizeof(text) - 1,
+                             "worker %ui (pid %P) did not answer within %M ms",
+                             a->worker, a->pid, mlcf->timeout);
+        } else {
+            p = ngx_snprintf(text, sizeof(text) - 1,
+                             "worker %ui was not running within %M ms",
+                             a->worker, mlcf->timeout);
+        }
+
+    } else if (res->seq != ctx->seq) {
+        st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        code = "worker_restarted";
+        p = ngx_snprintf(text, sizeof(text) - 1,
+                         "worker %ui was restarted (now pid %P) before it "
+                         "answered; it runs in the desired state",
+                         a->worker, a->pid);
+
+    } else if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        st = (res->rc == NGX_HTTP_MALLOC_DUMP_EXISTS)
+             ? NGX_HTTP_CONFLICT : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        code = (res->rc == NGX_HTTP_MALLOC_DUMP_EXISTS) ? "file_exists"
+               : (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
+               : "dump_failed";
+        p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
+                         a->worker, a->pid,
+                         ngx_http_malloc_rc_text(res->rc));
+
+        if (res->err != 0 && last - p > 4) {
+            p = ngx_cpymem(p, " (", 2);
+            p = ngx_strerror(res->err, p, last - p - 1);
+            *p++ = ')';
+        }
+
+    } else if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP) {
+        json_object_set_new(w, "bytes", json_integer(res->bytes));
+    }
+
+    if (code != NULL) {
+        *p = '\0';
+        json_object_set_new(w, "error",
+                            ngx_http_malloc_error_json(st, code,
+                                                       (char *) text));
+
+        if (*error == NULL) {
+            *error = ngx_http_malloc_error_json(st, code, (char *) text);
+            *status = st;
+        }
+    }
+
+    return w;
+}
+
+
+static const char *
+ngx_http_malloc_rc_text(ngx_int_t rc)
+{
+    switch (rc) {
+
+    case NGX_HTTP_MALLOC_RC_ACTIVE:
+        return "mallctl(\"prof.active\") failed";
+
+    case NGX_HTTP_MALLOC_RC_RESET:
+        return "mallctl(\"prof.reset\") failed";
+
+    case NGX_HTTP_MALLOC_RC_PURGE:
+        return "mallctl(\"arena.<all>.purge\") failed";
+
+    case NGX_HTTP_MALLOC_RC_STATS:
+        return "jemalloc's statistics could not be written";
+
+    default:
+        return ngx_http_malloc_dump_strerror(rc);
+    }
+}
+
+
+ngx_int_t
+ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
+    const char *filename, u_char *data, size_t len)
+{
+    ngx_int_t         rc;
+    ngx_buf_t        *b;
+    ngx_chain_t       out;
+    ngx_table_elt_t  *h;
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_length_n = len;
+    r->headers_out.content_type.data = (u_char *) type;
+    r->headers_out.content_type.len = ngx_strlen(type);
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    if (filename != NULL) {
+        h = ngx_list_push(&r->headers_out.headers);
+        if (h == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        h->hash = 1;
+        ngx_str_set(&h->key, "Content-Disposition");
+        h->value.len = sizeof("attachment; filename=\"\"") - 1
+                       + ngx_strlen(filename);
+        h->value.data = ngx_pnalloc(r->pool, h->value.len);
+        if (h->value.data == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ngx_sprintf(h->value.data, "attachment; filename=\"%s\"", filename);
+    }
+
+    rc = ngx_http_send_header(r);
+
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only || len == 0) {
+        return (len == 0 && rc == NGX_OK) ? ngx_http_send_special(r,
+                                                       NGX_HTTP_LAST)
+                                          : rc;
+    }
+
+    /* the data stays mapped until the request's pool goes */
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    b->pos = data;
+    b->last = data + len;
+    b->memory = 1;
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_output_filter(r, &out);
+}

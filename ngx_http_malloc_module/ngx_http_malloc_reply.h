@@ -1,0 +1,40 @@
+
+/*
+ * Answers of the admin location: JSON, data, errors.  Every answer,
+ * errors included, is JSON unless it is a profile.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_REPLY_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_REPLY_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include <jansson.h>
+
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_wait.h"
+
+
+ngx_int_t ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *json);
+ngx_int_t ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
+    const char *filename, u_char *data, size_t len);
+ngx_int_t ngx_http_malloc_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *code, const char *fmt, ...);
+json_t *ngx_http_malloc_error_json(ngx_uint_t status, const char *code,
+    const char *text);
+ngx_int_t ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
+    ngx_str_t *value);
+ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json);
+json_t *ngx_http_malloc_jemalloc_json(void);
+json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,
+    ngx_uint_t state);
+ngx_int_t ngx_http_malloc_results(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+
+
+#endif /* _NGX_HTTP_MALLOC_REPLY_H_INCLUDED_ */

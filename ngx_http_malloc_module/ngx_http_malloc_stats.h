@@ -1,0 +1,25 @@
+
+/*
+ * Allocator statistics of every worker: GET stats (JSON) and GET metrics
+ * (Prometheus text).
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_STATS_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_STATS_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_wait.h"
+
+
+ngx_int_t ngx_http_malloc_stats(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+ngx_int_t ngx_http_malloc_metrics(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+
+
+#endif /* _NGX_HTTP_MALLOC_STATS_H_INCLUDED_ */

@@ -1,0 +1,234 @@
+
+/*
+ * The module's own thread pool, per worker.  Threads start on the first
+ * task (an idle module has none), at most as many as malloc_threads says.
+ * A finished task is queued and the worker's eventfd is written; the
+ * event loop then runs each task's "done".  Owns: the threads, the two
+ * queues, the eventfd.  Calls: nothing of the module.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_event.h>
+#include <ngx_channel.h>
+
+#include <pthread.h>
+#include <sys/eventfd.h>
+
+#include "ngx_http_malloc_threads.h"
+
+
+static void *ngx_http_malloc_threads_main(void *data);
+static ngx_int_t ngx_http_malloc_threads_start(ngx_log_t *log);
+static void ngx_http_malloc_threads_finished(ngx_event_t *ev);
+
+
+/* per worker process, as nginx keeps its own thread pools */
+static ngx_uint_t               ngx_http_malloc_threads_max;
+static ngx_uint_t               ngx_http_malloc_threads_running;
+static ngx_uint_t               ngx_http_malloc_threads_idle;
+static int                      ngx_http_malloc_threads_fd = -1;
+static pthread_mutex_t          ngx_http_malloc_threads_mtx =
+    PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t           ngx_http_malloc_threads_cond =
+    PTHREAD_COND_INITIALIZER;
+static ngx_http_malloc_task_t  *ngx_http_malloc_threads_todo;
+static ngx_http_malloc_task_t **ngx_http_malloc_threads_todo_last =
+    &ngx_http_malloc_threads_todo;
+static ngx_http_malloc_task_t  *ngx_http_malloc_threads_done;
+
+
+ngx_int_t
+ngx_http_malloc_threads_init(ngx_cycle_t *cycle, ngx_uint_t threads)
+{
+    ngx_http_malloc_threads_max = 0;
+
+    if (threads == 0) {
+        return NGX_OK;
+    }
+
+    ngx_http_malloc_threads_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+    if (ngx_http_malloc_threads_fd == -1) {
+        ngx_log_error(NGX_LOG_ERR, cycle->log, ngx_errno,
+                      "eventfd() failed: heap dumps and profiles are "
+                      "built in the event loop");
+        return NGX_OK;
+    }
+
+    if (ngx_add_channel_event(cycle, ngx_http_malloc_threads_fd,
+                              NGX_READ_EVENT,
+                              ngx_http_malloc_threads_finished)
+        != NGX_OK)
+    {
+        ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
+                      "cannot watch the heap profiling threads' eventfd: "
+                      "heap dumps and profiles are built in the event loop");
+        (void) close(ngx_http_malloc_threads_fd);
+        ngx_http_malloc_threads_fd = -1;
+        return NGX_OK;
+    }
+
+    ngx_http_malloc_threads_max = threads;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_malloc_threads_post(ngx_http_malloc_task_t *task, ngx_log_t *log)
+{
+    if (ngx_http_malloc_threads_max == 0) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_malloc_threads_start(log) != NGX_OK) {
+        return NGX_DECLINED;
+    }
+
+    task->next = NULL;
+
+    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+
+    *ngx_http_malloc_threads_todo_last = task;
+    ngx_http_malloc_threads_todo_last = &task->next;
+
+    (void) pthread_cond_signal(&ngx_http_malloc_threads_cond);
+    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+    ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc thread task %p posted", task);
+
+    return NGX_OK;
+}
+
+
+/* another thread when every running one is busy, up to the maximum */
+
+static ngx_int_t
+ngx_http_malloc_threads_start(ngx_log_t *log)
+{
+    int             err;
+    ngx_uint_t      idle;
+    pthread_t       tid;
+    pthread_attr_t  attr;
+
+    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+    idle = ngx_http_malloc_threads_idle;
+    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+    if (ngx_http_malloc_threads_running > 0
+        && (idle > 0
+            || ngx_http_malloc_threads_running
+               >= ngx_http_malloc_threads_max))
+    {
+        return NGX_OK;
+    }
+
+    err = pthread_attr_init(&attr);
+    if (err == 0) {
+        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        err = pthread_create(&tid, &attr, ngx_http_malloc_threads_main,
+                             NULL);
+        (void) pthread_attr_destroy(&attr);
+    }
+
+    if (err != 0) {
+        ngx_log_error(NGX_LOG_ERR, log, err, "pthread_create() failed");
+        return ngx_http_malloc_threads_running ? NGX_OK : NGX_ERROR;
+    }
+
+    ngx_http_malloc_threads_running++;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc thread started, %ui running",
+                   ngx_http_malloc_threads_running);
+
+    return NGX_OK;
+}
+
+
+static void *
+ngx_http_malloc_threads_main(void *data)
+{
+    uint64_t                 one;
+    sigset_t                 set;
+    ngx_http_malloc_task_t  *task;
+
+    /* signals are the event loop's */
+    (void) sigfillset(&set);
+    (void) pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    one = 1;
+
+    for ( ;; ) {
+        (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+
+        while (ngx_http_malloc_threads_todo == NULL) {
+            ngx_http_malloc_threads_idle++;
+            (void) pthread_cond_wait(&ngx_http_malloc_threads_cond,
+                                     &ngx_http_malloc_threads_mtx);
+            ngx_http_malloc_threads_idle--;
+        }
+
+        task = ngx_http_malloc_threads_todo;
+        ngx_http_malloc_threads_todo = task->next;
+
+        if (ngx_http_malloc_threads_todo == NULL) {
+            ngx_http_malloc_threads_todo_last = &ngx_http_malloc_threads_todo;
+        }
+
+        (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+        task->work(task->data);
+
+        (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+        task->next = ngx_http_malloc_threads_done;
+        ngx_http_malloc_threads_done = task;
+        (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+        /* EAGAIN: the counter is set already, the loop will look */
+        (void) write(ngx_http_malloc_threads_fd, &one, sizeof(one));
+    }
+
+    return NULL;
+}
+
+
+static void
+ngx_http_malloc_threads_finished(ngx_event_t *ev)
+{
+    uint64_t                 n;
+    ngx_connection_t        *c;
+    ngx_http_malloc_task_t  *task, *next, *order;
+
+    c = ev->data;
+
+    if (read(c->fd, &n, sizeof(n)) == -1 && ngx_errno != NGX_EAGAIN) {
+        ngx_log_error(NGX_LOG_ALERT, ev->log, ngx_errno,
+                      "read() from eventfd failed");
+    }
+
+    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+    task = ngx_http_malloc_threads_done;
+    ngx_http_malloc_threads_done = NULL;
+    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+    /* in the order they finished */
+
+    for (order = NULL; task != NULL; task = next) {
+        next = task->next;
+        task->next = order;
+        order = task;
+    }
+
+    for (task = order; task != NULL; task = next) {
+        next = task->next;
+
+        ngx_log_debug1(NGX_LOG_DEBUG_CORE, ev->log, 0,
+                       "malloc thread task %p done", task);
+
+        task->done(task->data);
+    }
+}

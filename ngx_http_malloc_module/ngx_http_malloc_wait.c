@@ -1,0 +1,258 @@
+
+/*
+ * Requests waiting for the workers: each posts its command through the
+ * board, then looks at the slots whenever the board's wake hook runs (a
+ * worker answered through this worker's eventfd) and on a short timer,
+ * until every worker of the current generation has answered or the
+ * deadline passes.  A request that ends early closes its command, so
+ * that a worker coming to it late does nothing.
+ *
+ * Owns: this worker's list of waiting requests.  Calls: board.  Reaches
+ * the endpoints only through the handlers in the request's context.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+#include "ngx_http_malloc_wait.h"
+
+
+static void ngx_http_malloc_wait_wake(ngx_log_t *log);
+static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
+static ngx_int_t ngx_http_malloc_wait_check(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_wait_cleanup(void *data);
+
+
+/* this worker's requests waiting for answers */
+static ngx_queue_t  ngx_http_malloc_waiting;
+
+
+void
+ngx_http_malloc_wait_init_process(void)
+{
+    ngx_queue_init(&ngx_http_malloc_waiting);
+
+    ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
+                               ngx_http_malloc_wait_wake);
+}
+
+
+/*
+ * Registers what ends a wait early (the client going away, the request
+ * being finalized) before anything is posted.
+ */
+
+ngx_int_t
+ngx_http_malloc_wait_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_cleanup_t  *cln;
+
+    if (ctx->request != NULL) {
+        /* held already: a growth window's second collection */
+        return NGX_OK;
+    }
+
+    cln = ngx_http_cleanup_add(r, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->request = r;
+    ctx->done = 1;
+
+    cln->handler = ngx_http_malloc_wait_cleanup;
+    cln->data = ctx;
+
+    ctx->wait.data = r->connection;
+    ctx->wait.log = r->connection->log;
+
+    /* a client that goes away ends the wait through the cleanup */
+    r->read_event_handler = ngx_http_test_reading;
+    r->write_event_handler = ngx_http_request_empty_handler;
+
+    return NGX_OK;
+}
+
+
+/*
+ * Posts ctx->cmd and waits for the answers: NGX_DONE, or what
+ * ctx->answered returned when they are all in already.
+ */
+
+ngx_int_t
+ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_msec_t timeout)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ctx->seq = ngx_http_malloc_board_post(mmcf, &ctx->cmd,
+                                          r->connection->log);
+    ctx->deadline = ngx_current_msec + timeout;
+    ctx->done = 0;
+    ctx->wait.handler = ngx_http_malloc_wait_handler;
+
+    if (!ctx->queued) {
+        ngx_queue_insert_tail(&ngx_http_malloc_waiting, &ctx->queue);
+        ctx->queued = 1;
+    }
+
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "malloc wait: seq %ui, %M ms", ctx->seq, timeout);
+
+    return ngx_http_malloc_wait_check(r, ctx);
+}
+
+
+/* a worker answered a command of this worker: the waiting look now */
+
+static void
+ngx_http_malloc_wait_wake(ngx_log_t *log)
+{
+    ngx_queue_t            *q;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    for (q = ngx_queue_head(&ngx_http_malloc_waiting);
+         q != ngx_queue_sentinel(&ngx_http_malloc_waiting);
+         q = ngx_queue_next(q))
+    {
+        ctx = ngx_queue_data(q, ngx_http_malloc_ctx_t, queue);
+
+        if (!ctx->wait.posted) {
+            ngx_post_event(&ctx->wait, &ngx_posted_events);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_wait_handler(ngx_event_t *ev)
+{
+    ngx_http_request_t     *r;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    ctx = ngx_http_malloc_wait_ctx(ev);
+    r = ctx->request;
+
+    ngx_http_malloc_wait_resume(r, ngx_http_malloc_wait_check(r, ctx));
+}
+
+
+/* back from a timer, an event or a thread: finalize unless still waiting */
+
+void
+ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc)
+{
+    ngx_connection_t  *c;
+
+    c = r->connection;
+
+    if (rc != NGX_DONE) {
+        ngx_http_finalize_request(r, rc);
+    }
+
+    ngx_http_run_posted_requests(c);
+}
+
+
+/* NGX_DONE while some worker has yet to answer and time is left */
+
+static ngx_int_t
+ngx_http_malloc_wait_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_uint_t                    n, answered;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = NGX_MAX_PROCESSES;
+
+    if (ctx->cmd.target != 0) {
+        /* one worker's dump: the others' answers do not matter */
+        answered = ngx_http_malloc_board_answered(mmcf, ctx->seq,
+                                                  ctx->cmd.target);
+        n = 1;
+
+    } else {
+        answered = ngx_http_malloc_board_workers(mmcf, ctx->seq, NULL, &n);
+    }
+
+    if (answered < n
+        && (ngx_msec_int_t) (ctx->deadline - ngx_current_msec) > 0)
+    {
+        if (ctx->wait.timer_set) {
+            ngx_del_timer(&ctx->wait);
+        }
+
+        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
+        return NGX_DONE;
+    }
+
+    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "malloc wait: seq %ui over, %ui of %ui answered",
+                   ctx->seq, answered, n);
+
+    ngx_http_malloc_wait_unqueue(ctx);
+
+    ctx->done = 1;
+    ngx_http_malloc_board_close(mmcf, ctx->seq);
+
+    return ctx->answered(r, ctx);
+}
+
+
+static void
+ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx)
+{
+    if (ctx->wait.timer_set) {
+        ngx_del_timer(&ctx->wait);
+    }
+
+    if (ctx->wait.posted) {
+        ngx_delete_posted_event(&ctx->wait);
+    }
+
+    if (ctx->queued) {
+        ngx_queue_remove(&ctx->queue);
+        ctx->queued = 0;
+    }
+}
+
+
+static void
+ngx_http_malloc_wait_cleanup(void *data)
+{
+    ngx_http_malloc_ctx_t *ctx = data;
+
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    ngx_http_malloc_wait_unqueue(ctx);
+
+    if (ctx->done) {
+        return;
+    }
+
+    ctx->done = 1;
+
+    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, ctx->request->connection->log, 0,
+                   "malloc wait: seq %ui abandoned", ctx->seq);
+
+    mmcf = ngx_http_get_module_main_conf(ctx->request,
+                                         ngx_http_malloc_module);
+    ngx_http_malloc_board_close(mmcf, ctx->seq);
+
+    if (ctx->abandoned != NULL) {
+        ctx->abandoned(ctx);
+    }
+}
