@@ -304,6 +304,7 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_main_conf_t  *mmcf;
     char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    u_char                        reason[NGX_MAX_ERROR_STR];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
@@ -349,12 +350,14 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                        &mmcf->dump_dir->name, name);
 
         } else {
+            *ngx_strerror(err, reason, sizeof(reason) - 1) = '\0';
+
             *sent = ngx_http_malloc_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
                        "dump_dir_unusable",
                        "malloc_dump_dir \"%V\" cannot be used by the "
                        "worker user: %s; nginx creates it at start-up, so "
                        "reload nginx or create it for that user",
-                       &mmcf->dump_dir->name, strerror(err));
+                       &mmcf->dump_dir->name, reason);
         }
 
         return NGX_DECLINED;

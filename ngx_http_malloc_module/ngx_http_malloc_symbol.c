@@ -11,8 +11,9 @@
  * and its strings -- takes a few hundred lines over <elf.h>, with every
  * offset and size checked against the file size.
  *
- * A file is mapped read-only while it is read and unmapped at once; the
- * function symbols kept are copied into the cache's arena, one per
+ * A file is read with pread, part by part into anonymous memory, and that
+ * copy is dropped at once; the function symbols kept are copied into the
+ * cache's arena, one per
  * address, sorted.  A lookup names an address only when a symbol's size
  * covers it: jeprof credits a static function of a stripped nginx to the
  * exported function below it, we say "nginx+0x<vaddr>" instead.
@@ -1308,10 +1309,10 @@ ngx_http_malloc_symbols_count(ngx_http_malloc_symbols_t *syms, int file)
 
 
 /*
- * Maps the whole file: only the pages of the headers and tables read are
- * ever faulted in.  A file shrinking under us would raise SIGBUS; the
- * files read are the process's own code and installed debug files, which
- * package managers replace by rename, never in place.
+ * Opens the file and reserves anonymous memory of its size; only the
+ * pages of the headers and tables the reader asks for are read into it
+ * (ngx_http_malloc_elf_fetch).  A file that shrinks meanwhile reads
+ * short, and the reader gives up on it: never a SIGBUS.
  */
 
 static int
