@@ -13,10 +13,10 @@
  *
  * A file is read with pread, part by part into anonymous memory, and that
  * copy is dropped at once; the function symbols kept are copied into the
- * cache's arena, one per
- * address, sorted.  A lookup names an address only when a symbol's size
- * covers it: jeprof credits a static function of a stripped nginx to the
- * exported function below it, we say "nginx+0x<vaddr>" instead.
+ * cache's arena, one per address, sorted.  A lookup names an address only
+ * when a symbol's size covers it: jeprof credits a static function of a
+ * stripped nginx to the exported function below it, we say
+ * "nginx+0x<vaddr>" instead.
  */
 
 
