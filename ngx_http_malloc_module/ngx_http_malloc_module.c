@@ -39,6 +39,7 @@ static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
 static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_process(ngx_cycle_t *cycle);
+static void ngx_http_malloc_exit_process(ngx_cycle_t *cycle);
 
 
 static ngx_command_t  ngx_http_malloc_commands[] = {
@@ -107,7 +108,7 @@ ngx_module_t  ngx_http_malloc_module = {
     ngx_http_malloc_init_process,          /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_malloc_exit_process,          /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -684,4 +685,13 @@ ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mmcf->threads = n;
 
     return NGX_CONF_OK;
+}
+
+
+/* the module's threads run its code: they stop before it is unloaded */
+
+static void
+ngx_http_malloc_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_malloc_threads_exit();
 }

@@ -59,7 +59,7 @@ static ngx_int_t ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static ngx_int_t ngx_http_malloc_profile_same(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w,
-    ngx_uint_t n);
+    ngx_uint_t n, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w,
     ngx_uint_t n);
@@ -254,8 +254,7 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
         }
     }
 
-    rc = ngx_http_malloc_profile_same(r, pf, w, n);
-    if (rc != NGX_OK) {
+    if (ngx_http_malloc_profile_same(r, pf, w, n, &rc) != NGX_OK) {
         ngx_http_malloc_profile_unlink(ctx);
         return rc;
     }
@@ -272,12 +271,14 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
 /*
  * The end of a growth window must measure the processes its start did:
  * after a reload or a worker's restart, subtracting would mix heaps.
- * NGX_OK, or what the refusal returned.
+ * NGX_OK, or NGX_DECLINED once the refusal is sent (*sent: what sending
+ * returned).
  */
 
 static ngx_int_t
 ngx_http_malloc_profile_same(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w, ngx_uint_t n)
+    ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_int_t *sent)
 {
     ngx_uint_t                    i, changed;
     ngx_http_malloc_main_conf_t  *mmcf;
@@ -292,7 +293,8 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
         pf->generation = ngx_http_malloc_board_generation(mmcf);
         pf->pids = ngx_palloc(r->pool, (n + 1) * sizeof(ngx_pid_t));
         if (pf->pids == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return NGX_DECLINED;
         }
 
         for (i = 0; i < n; i++) {
@@ -321,11 +323,13 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
                   "heap growth profile over %ui s refused: the workers "
                   "changed during the window", (ngx_uint_t) pf->pipe.seconds);
 
-    return ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+    *sent = ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
                "workers_changed",
                "nginx was reloaded or a worker restarted during the %ui s "
                "growth window, so its start and its end measured different "
                "processes; ask again", (ngx_uint_t) pf->pipe.seconds);
+
+    return NGX_DECLINED;
 }
 
 

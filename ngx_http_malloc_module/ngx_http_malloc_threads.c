@@ -24,10 +24,16 @@ static ngx_int_t ngx_http_malloc_threads_start(ngx_log_t *log);
 static void ngx_http_malloc_threads_finished(ngx_event_t *ev);
 
 
+#define NGX_HTTP_MALLOC_THREADS_MAX  16
+
+
 /* per worker process, as nginx keeps its own thread pools */
 static ngx_uint_t               ngx_http_malloc_threads_max;
 static ngx_uint_t               ngx_http_malloc_threads_running;
 static ngx_uint_t               ngx_http_malloc_threads_idle;
+static ngx_uint_t               ngx_http_malloc_threads_stop;
+static pthread_t                ngx_http_malloc_threads_tid
+                                    [NGX_HTTP_MALLOC_THREADS_MAX];
 static int                      ngx_http_malloc_threads_fd = -1;
 static pthread_mutex_t          ngx_http_malloc_threads_mtx =
     PTHREAD_MUTEX_INITIALIZER;
@@ -70,9 +76,34 @@ ngx_http_malloc_threads_init(ngx_cycle_t *cycle, ngx_uint_t threads)
         return NGX_OK;
     }
 
-    ngx_http_malloc_threads_max = threads;
+    ngx_http_malloc_threads_max = ngx_min(threads,
+                                          NGX_HTTP_MALLOC_THREADS_MAX);
 
     return NGX_OK;
+}
+
+
+/*
+ * At the worker's exit, before the module is unloaded: each thread ends
+ * its task in hand, then stops.  The tasks' "done" do not run.
+ */
+
+void
+ngx_http_malloc_threads_exit(void)
+{
+    ngx_uint_t  i;
+
+    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+    ngx_http_malloc_threads_stop = 1;
+    (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
+    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+
+    for (i = 0; i < ngx_http_malloc_threads_running; i++) {
+        (void) pthread_join(ngx_http_malloc_threads_tid[i], NULL);
+    }
+
+    ngx_http_malloc_threads_running = 0;
+    ngx_http_malloc_threads_max = 0;
 }
 
 
@@ -109,10 +140,8 @@ ngx_http_malloc_threads_post(ngx_http_malloc_task_t *task, ngx_log_t *log)
 static ngx_int_t
 ngx_http_malloc_threads_start(ngx_log_t *log)
 {
-    int             err;
-    ngx_uint_t      idle;
-    pthread_t       tid;
-    pthread_attr_t  attr;
+    int         err;
+    ngx_uint_t  idle;
 
     (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
     idle = ngx_http_malloc_threads_idle;
@@ -126,13 +155,9 @@ ngx_http_malloc_threads_start(ngx_log_t *log)
         return NGX_OK;
     }
 
-    err = pthread_attr_init(&attr);
-    if (err == 0) {
-        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        err = pthread_create(&tid, &attr, ngx_http_malloc_threads_main,
-                             NULL);
-        (void) pthread_attr_destroy(&attr);
-    }
+    err = pthread_create(
+              &ngx_http_malloc_threads_tid[ngx_http_malloc_threads_running],
+              NULL, ngx_http_malloc_threads_main, NULL);
 
     if (err != 0) {
         ngx_log_error(NGX_LOG_ERR, log, err, "pthread_create() failed");
@@ -165,11 +190,18 @@ ngx_http_malloc_threads_main(void *data)
     for ( ;; ) {
         (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
 
-        while (ngx_http_malloc_threads_todo == NULL) {
+        while (ngx_http_malloc_threads_todo == NULL
+               && !ngx_http_malloc_threads_stop)
+        {
             ngx_http_malloc_threads_idle++;
             (void) pthread_cond_wait(&ngx_http_malloc_threads_cond,
                                      &ngx_http_malloc_threads_mtx);
             ngx_http_malloc_threads_idle--;
+        }
+
+        if (ngx_http_malloc_threads_stop) {
+            (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+            return NULL;
         }
 
         task = ngx_http_malloc_threads_todo;

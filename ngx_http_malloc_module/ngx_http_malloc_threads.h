@@ -31,6 +31,8 @@ struct ngx_http_malloc_task_s {
 ngx_int_t ngx_http_malloc_threads_init(ngx_cycle_t *cycle,
     ngx_uint_t threads);
 
+void ngx_http_malloc_threads_exit(void);
+
 /*
  * NGX_OK: "done" runs later in the event loop; NGX_DECLINED: no thread
  * can take it, the caller runs the work in place.

@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 
 # The desired state lives in shared memory: it survives a reload, a reload
-# that changes worker_processes, and a worker killed with SIGKILL.
+# that changes worker_processes, and a worker killed with SIGKILL.  A
+# growth profile whose window spans a reload is refused, never computed
+# from the heaps of different processes.
 
 use strict;
 use warnings;
@@ -76,6 +78,25 @@ $t->reload;
 is(join(',', map { $_->{lg_prof_sample} }
         @{$t->get('/malloc/stats')->{json}{workers}}), '14,14',
    'new workers sample at the reset rate');
+
+# a growth window across a reload: the old worker that took the request
+# finds other workers at the end, and says so
+
+my @old = $t->worker_pids;
+my ($port) = $t->ports_to($old[0], 1);
+my $sock = $t->send_from($port, 'GET', '/malloc/pprof/heap.pb.gz?seconds=2');
+select undef, undef, undef, 0.5;
+$t->reload;
+$r = $t->response($sock, 10);
+is($r->{status}, 503, 'window across a reload: 503');
+is($r->{json}{error}{code}, 'workers_changed', 'code workers_changed');
+like($r->{json}{error}{text}, qr/reloaded .* during the 2 s growth window/,
+     'the text says why');
+is(scalar(my @hidden = glob($t->dump_dir . '/.profile-*')), 0,
+   'no hidden dump left');
+
+$r = $t->get('/malloc/pprof/heap.pb.gz?seconds=1');
+is($r->{status}, 200, 'a window within one generation works');
 
 $t->no_alerts(qr/exited on signal 9/);
 $t->stop;

@@ -108,13 +108,14 @@ sub free_port {
 #   module_dir => '/path'     load the modules from there
 #   reuseport => 1            one socket per worker, so that tests reach
 #                             every worker; 0 when a worker is stopped
+#   log_level => 'info'       of error.log ('debug': nginx's debug log)
 sub new {
     my ($class, %opt) = @_;
 
     my $self = bless {
         workers => 2, jemalloc => 1, admin => 'write=on',
         malloc_conf => $MALLOC_CONF, http => '', server => '',
-        reuseport => 1,
+        reuseport => 1, log_level => 'info',
         %opt,
     }, $class;
 
@@ -156,7 +157,7 @@ sub conf_text {
         $conf = <<"EOF";
 %%MODULES%%
 worker_processes $self->{workers};
-error_log $p/logs/error.log info;
+error_log $p/logs/error.log $self->{log_level};
 pid $p/logs/nginx.pid;
 env LD_PRELOAD;
 env MALLOC_CONF;
