@@ -105,6 +105,54 @@ ok($r, 'the next write after an abandoned one is answered');
 like($t->log_text, qr/client prematurely closed connection/,
      'the abandoned request was ended at once');
 
+# a profile that times out leaves no hidden dump, even when the stopped
+# worker comes to its command later
+
+kill 'STOP', $pids[1];
+$r = ask('GET', '/malloc/pprof/heap.pb.gz');
+is($r->{status}, 504, 'profile with a stopped worker: 504');
+is($r->{json}{error}{code}, 'worker_timeout', 'profile: worker_timeout');
+kill 'CONT', $pids[1];
+is(ask('POST', '/malloc/prof_active', 'true')->{status}, 200,
+   'the resumed worker is past the profile\'s command');
+is(join(' ', map { s{.*/}{}r } glob($t->dump_dir . '/.profile-*')), '',
+   'no hidden dump of the timed-out profile');
+
+$t->no_alerts;
+$t->stop;
+
+# a dump that a worker finishes after its request gave up: the worker
+# removes it (a heap of 60000 sampled stacks takes longer than 50 ms)
+
+$t = MallocTest->new(workers => 2, admin => 'write=on', log_level => 'debug',
+                     server => 'location /quick/ { malloc_admin '
+                               . 'timeout=50ms; }')->start;
+@pids = $t->worker_pids;
+my ($p1) = $t->ports_to($pids[1], 1);
+is($t->post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}')
+   ->{status}, 200, 'late: sample everything');
+is($t->post('/malloc/prof_active', 'true')->{status}, 200,
+   'late: profiling on');
+is($t->http_from($p1, 'GET', '/t/alloc?stacks=60000&size=64')->{status},
+   200, 'late: worker 1 holds 60000 stacks');
+is($t->post('/malloc/prof_active', 'false')->{status}, 200,
+   'late: profiling off');
+
+my $late = 0;
+for (1 .. 3) {
+    $r = $t->get('/quick/pprof/heap');
+    $late++ if $r->{status} == 504;
+}
+ok($late, "late: profiles gave up on the slow worker ($late of 3)");
+ok(poll_until(10, sub {
+    $t->log_text =~ /malloc apply: ".*\/\.profile-[^"]*" removed, its request is gone/;
+}), 'late: the slow worker removed its dump once done');
+ok(poll_until(10, sub { !glob($t->dump_dir . '/{.profile-,.malloc-}*') }),
+   'late: no hidden dump left')
+    or diag join ' ', glob($t->dump_dir . '/.*');
+is($t->get('/malloc/pprof/heap')->{status}, 200,
+   'late: a profile with the default timeout works');
+
 $t->no_alerts;
 $t->stop;
 
