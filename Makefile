@@ -15,10 +15,12 @@ MODULE    := $(BUILD)/ngx_http_malloc_module.so
 TESTMOD   := $(BUILD)/ngx_http_malloc_test_module.so
 SRCS      := $(wildcard ngx_http_malloc_module/*.c ngx_http_malloc_module/*.h)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
-	             path.c json.c arena.c heap.c pprof.c symbol.c origin.c)
+	             path.c json.c arena.c heap.c pprof.c symbol.c origin.c \
+	             folded.c pipeline.c)
 CORE_LIBS := -ljansson -lz -lm
-UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin)
-FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol \
+UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
+	             folded pipeline)
+FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
 	             origin)
 FUZZ_TIME ?= 60
 CC        ?= cc

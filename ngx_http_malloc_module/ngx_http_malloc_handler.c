@@ -126,11 +126,16 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
       ngx_string("GET, HEAD"), 0, 0,
       ngx_http_malloc_snapshot_index },
 
-    /* "snapshots/<name>": matched by its prefix */
     { ngx_string("snapshots/"),
       NGX_HTTP_GET|NGX_HTTP_HEAD,
       ngx_string("GET, HEAD"), 0, 0,
       ngx_http_malloc_snapshot_file },
+
+    /* the heap viewer's form of a profile */
+    { ngx_string("pprof/heap.json"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0,
+      ngx_http_malloc_profile },
 
     { ngx_null_string, 0, ngx_null_string, 0, 0, NULL }
 };
@@ -250,7 +255,10 @@ ngx_http_malloc_route(ngx_http_request_t *r, ngx_str_t *ep)
             break;
         }
 
-        if (i == NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE && ep->len > name->len
+        /* "snapshots/<name>", "ui/<file>": matched by their prefix */
+
+        if (name->len > 0 && name->data[name->len - 1] == '/'
+            && ep->len > name->len
             && ngx_strncmp(ep->data, name->data, name->len) == 0)
         {
             break;

@@ -24,6 +24,7 @@
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_symbol.h"
 #include "ngx_http_malloc_pprof.h"
+#include "ngx_http_malloc_folded.h"
 
 
 /* the longest dump read back, a guard against a runaway file */
@@ -49,6 +50,8 @@ static int ngx_http_malloc_pipe_self(ngx_http_malloc_arena_t *arena,
 static void ngx_http_malloc_pipe_trim(ngx_http_malloc_heap_t *heap,
     ngx_http_malloc_map_t *maps, size_t nmaps);
 static int ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs);
+static int ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
 static const char *ngx_http_malloc_pipe_resolve(void *data, uint64_t addr,
     int *map);
@@ -141,7 +144,9 @@ ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
     unsigned char *buf;
     char           reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
 
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* a FIFO put in the dump's place must not block the reader */
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd == -1 || fstat(fd, &st) == -1) {
         err = errno;
@@ -153,6 +158,13 @@ ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
                                          "cannot read back the dump \"%s\": "
                                          "%s", path, strerror(err));
+    }
+
+    if (!S_ISREG(st.st_mode)) {
+        (void) close(fd);
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
+                                         "the dump \"%s\" is not a regular "
+                                         "file", path);
     }
 
     if (st.st_size > NGX_HTTP_MALLOC_DUMP_MAX) {
@@ -236,6 +248,9 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
         if (pl->format == NGX_HTTP_MALLOC_PIPE_LEGACY) {
             ngx_http_malloc_heap_write_legacy(&pl->heap, &pl->out);
 
+        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+            (void) ngx_http_malloc_pipe_folded(pl, &rs);
+
         } else {
             (void) ngx_http_malloc_pipe_proto(pl, &rs);
         }
@@ -277,6 +292,28 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     if (ngx_http_malloc_pprof_encode(&pp, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_ENCODE,
                                          "cannot encode the heap profile: "
+                                         "%s", err);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+static int
+ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs)
+{
+    ngx_http_malloc_folded_t  f;
+    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    f.heap = &pl->heap;
+    f.resolve = ngx_http_malloc_pipe_resolve;
+    f.data = rs;
+    f.seconds = pl->seconds;
+    f.arena = pl->arena;
+
+    if (ngx_http_malloc_folded_encode(&f, &pl->out, err) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
     }
 

@@ -36,7 +36,8 @@ typedef enum {
 typedef enum {
     NGX_HTTP_MALLOC_PIPE_V2 = 0,      /* jemalloc's heap_v2, for jeprof */
     NGX_HTTP_MALLOC_PIPE_LEGACY,      /* gperftools' text, for pprof */
-    NGX_HTTP_MALLOC_PIPE_PROTO        /* symbolized profile.proto */
+    NGX_HTTP_MALLOC_PIPE_PROTO,       /* symbolized profile.proto */
+    NGX_HTTP_MALLOC_PIPE_FOLDED       /* the heap viewer's JSON */
 } ngx_http_malloc_pipe_format_e;
 
 

@@ -109,8 +109,9 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         {
             return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                        "invalid_argument",
-                       "\"seconds\" takes 1 to %d, on pprof/heap and "
-                       "pprof/heap.pb.gz", NGX_HTTP_MALLOC_SECONDS_MAX);
+                       "\"seconds\" takes 1 to %d, on pprof/heap, "
+                       "pprof/heap.pb.gz and pprof/heap.json",
+                       NGX_HTTP_MALLOC_SECONDS_MAX);
         }
 
         pf->pipe.seconds = n;
@@ -146,6 +147,8 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                       ? NGX_HTTP_MALLOC_PIPE_V2
                       : (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_HEAP)
                       ? NGX_HTTP_MALLOC_PIPE_LEGACY
+                      : (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_FOLDED)
+                      ? NGX_HTTP_MALLOC_PIPE_FOLDED
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
 
@@ -544,6 +547,11 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
 
     case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
         return ngx_http_malloc_send_data(r, "text/plain", NULL,
+                                         pf->pipe.out.data,
+                                         pf->pipe.out.len);
+
+    case NGX_HTTP_MALLOC_EP_PPROF_FOLDED:
+        return ngx_http_malloc_send_data(r, "application/json", NULL,
                                          pf->pipe.out.data,
                                          pf->pipe.out.len);
 

@@ -164,6 +164,36 @@ like($r->{content}, qr/^0x0*\Q${\ sprintf('%x', $addr)}\E\tngx_http_core_content
 $r = $t->get('/malloc/pprof/cmdline');
 is($r->{content}, "$MallocTest::NGINX\n", 'pprof/cmdline');
 
+# the heap viewer's JSON: names once, stacks root first, unbiased values
+
+$r = $t->get('/malloc/pprof/heap.json');
+is($r->{status}, 200, 'pprof/heap.json served');
+is($r->{headers}{'content-type'}, 'application/json', 'as JSON');
+my $j = $r->{json};
+is_deeply($j->{types}, [qw(inuse_space inuse_objects)],
+          'heap.json: inuse types');
+is(scalar @{$j->{stacks}}, scalar @{$j->{values}},
+   'heap.json: a value row per stack');
+my %names;
+$names{$_}++ for @{$j->{names}};
+ok(!grep({ $_ > 1 } values %names), 'heap.json: each name once');
+my ($held, $rooted) = (0, 1);
+for my $i (0 .. $#{$j->{stacks}}) {
+    my @f = map { $j->{names}[$_] } @{$j->{stacks}[$i]};
+    next unless @f && $f[-1] eq 'ngx_http_malloc_test_hold';
+    $held += $j->{values}[$i][0];
+    $rooted = 0 unless grep { $_ eq 'ngx_http_core_content_phase' } @f;
+}
+near($held / 1024 / 1024, 64, 'heap.json: the holding function, leaf last');
+ok($rooted, 'heap.json: its callers above it');
+$r = $t->get("/malloc/pprof/heap.json?pid=$pids[1]");
+$held = 0;
+for my $i (0 .. $#{$r->{json}{stacks}}) {
+    my $leaf = $r->{json}{names}[$r->{json}{stacks}[$i][-1]];
+    $held += $r->{json}{values}[$i][0] if $leaf eq 'ngx_http_malloc_test_hold';
+}
+near($held / 1024 / 1024, 16, 'heap.json?pid: one worker');
+
 # a growth profile: what was allocated during the window; the request is
 # sent before the allocation, and the window opens as it arrives
 
@@ -180,6 +210,10 @@ $pprof = `go tool pprof -top -sample_index=inuse_space $growth 2>&1`;
 near(flat_mb($pprof, 'ngx_http_malloc_test_hold'), 8, '?seconds=3 growth');
 like(`go tool pprof -raw $growth 2>&1`, qr/^Duration: 3/m,
      'growth profile has its duration');
+
+$r = $t->get('/malloc/pprof/heap.json?seconds=1');
+is($r->{status}, 200, 'heap.json growth');
+is($r->{json}{seconds}, 1, 'heap.json growth: its window');
 
 is($t->get('/malloc/pprof/heap?seconds=0')->{status}, 400, 'seconds=0');
 is($t->get('/malloc/heap?seconds=5')->{status}, 400, 'seconds on heap');

@@ -1,0 +1,1201 @@
+
+/*
+ * Unit tests for the profile pipeline (ngx_http_malloc_pipeline.c),
+ * through its public API only: workers' dumps written to a directory of
+ * our own, read (and removed), merged, subtracted, trimmed of the
+ * allocator's frames, encoded in the three formats; the symbol protocol
+ * on this program's own functions; the profile written to a file; the
+ * symbols preloaded; and each failure with its result code.
+ */
+
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tap.h"
+#include "ngx_http_malloc_pipeline.h"
+
+
+#define STR(s)  (s), sizeof(s) - 1
+
+/*
+ * The maps of a worker: nginx, and jemalloc at a place of its own whose
+ * file does not exist (its frames are dropped all the same)
+ */
+#define MAPS                                                                  \
+    "00400000-00452000 r-xp 00000000 08:02 173521      /usr/sbin/nginx\n"    \
+    "7f0000000000-7f0000100000 r-xp 00000000 08:02 4242        "             \
+    "/nonexistent/libjemalloc.so.2\n"
+
+/* the allocator's two frames, then nginx's */
+#define JE_STACK  "@ 0x7f0000000100 0x7f0000000200 0x401000 0x402000\n"
+
+/* worker 0: a named thread, two stacks */
+#define DUMP_A                                                                \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 6: 3072 [10: 5120]\n"                                              \
+    "  t0: 6: 3072 [10: 5120] nginx: worker process\n"                        \
+    JE_STACK                                                                  \
+    "  t*: 4: 2048 [6: 3072]\n"                                               \
+    "  t0: 4: 2048 [6: 3072]\n"                                               \
+    "@ 0x401100\n"                                                            \
+    "  t*: 2: 1024 [4: 2048]\n"                                               \
+    "  t0: 2: 1024 [4: 2048]\n"                                               \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* worker 1: shares the first stack of worker 0, has one of its own */
+#define DUMP_B                                                                \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 3: 1536 [3: 1536]\n"                                               \
+    JE_STACK                                                                  \
+    "  t*: 1: 512 [1: 512]\n"                                                 \
+    "@ 0x403000\n"                                                            \
+    "  t*: 2: 1024 [2: 1024]\n"                                               \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* A and B merged, as heap.c writes heap_v2: the frames untouched */
+#define MERGED_V2                                                             \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 9: 4608 [13: 6656]\n"                                              \
+    JE_STACK                                                                  \
+    "  t*: 5: 2560 [7: 3584]\n"                                               \
+    "@ 0x401100\n"                                                            \
+    "  t*: 2: 1024 [4: 2048]\n"                                               \
+    "@ 0x403000\n"                                                            \
+    "  t*: 2: 1024 [2: 1024]\n"                                               \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* the same in gperftools' text, jemalloc's frames dropped */
+#define MERGED_LEGACY                                                         \
+    "heap profile: 9: 4608 [13: 6656] @ heap_v2/524288\n"                     \
+    "5: 2560 [7: 3584] @ 0x401000 0x402000\n"                                 \
+    "2: 1024 [4: 2048] @ 0x401100\n"                                          \
+    "2: 1024 [2: 1024] @ 0x403000\n"                                          \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* A + B - B: the stack of B alone did not grow and is gone */
+#define GROWTH_V2                                                             \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 6: 3072 [10: 5120]\n"                                              \
+    JE_STACK                                                                  \
+    "  t*: 4: 2048 [6: 3072]\n"                                               \
+    "@ 0x401100\n"                                                            \
+    "  t*: 2: 1024 [4: 2048]\n"                                               \
+    "\n"                                                                      \
+    "MAPPED_LIBRARIES:\n"                                                     \
+    MAPS
+
+/* sampled at every byte: does not subtract from DUMP_A */
+#define DUMP_P1                                                               \
+    "heap_v2/1\n"                                                             \
+    "  t*: 1: 16 [1: 16]\n"                                                   \
+    "@ 0x401100\n"                                                            \
+    "  t*: 1: 16 [1: 16]\n"
+
+
+typedef ngx_http_malloc_pipe_t  pipe_t;
+
+
+typedef struct {
+    int          calls;
+    int          mine;      /* calls for the file of test_preload */
+    const char  *path;
+} preload_t;
+
+
+void unit_pipeline_exported(void);
+static char *at(char *buf, const char *name);
+static void put(const char *path, const char *text, size_t len);
+static int exists(const char *path);
+static char *text_of(const ngx_http_malloc_mbuf_t *b);
+static int has(const void *data, size_t len, const char *s);
+static unsigned char *gunzip(const unsigned char *data, size_t len,
+    size_t *olen);
+static unsigned char *slurp(const char *path, size_t *len);
+static void fresh(pipe_t *pl);
+static void unreadable(void *data, const char *path);
+static void test_read(void);
+static void test_formats(void);
+static void test_proto_names(void);
+static void test_growth(void);
+static void test_errors(void);
+static void test_rate(void);
+static void test_codes(void);
+static void test_symbols(void);
+static void test_write(void);
+static void test_preload(void);
+
+
+static volatile int  unit_pipeline_calls;
+static char          dir[64];
+
+
+/* a global function of the program, named by its .symtab */
+
+void __attribute__((noinline))
+unit_pipeline_exported(void)
+{
+    unit_pipeline_calls++;
+    unit_pipeline_calls *= 7;
+}
+
+
+/* "name" in our directory, into buf of PATH_MAX */
+
+static char *
+at(char *buf, const char *name)
+{
+    snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+
+    return buf;
+}
+
+
+static void
+put(const char *path, const char *text, size_t len)
+{
+    int  fd;
+
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+    if (fd == -1 || write(fd, text, len) != (ssize_t) len || close(fd) != 0)
+    {
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+        abort();
+    }
+}
+
+
+static int
+exists(const char *path)
+{
+    struct stat  st;
+
+    return lstat(path, &st) == 0;
+}
+
+
+/* the mbuf's bytes as a string; free() it */
+
+static char *
+text_of(const ngx_http_malloc_mbuf_t *b)
+{
+    char  *s;
+
+    s = malloc(b->len + 1);
+    if (s == NULL) {
+        abort();
+    }
+
+    if (b->len != 0) {
+        memcpy(s, b->data, b->len);
+    }
+
+    s[b->len] = '\0';
+
+    return s;
+}
+
+
+static int
+has(const void *data, size_t len, const char *s)
+{
+    return data != NULL && memmem(data, len, s, strlen(s)) != NULL;
+}
+
+
+/* a gzip stream inflated whole; NULL when it is not one; free() it */
+
+static unsigned char *
+gunzip(const unsigned char *data, size_t len, size_t *olen)
+{
+    int             rc;
+    size_t          cap;
+    z_stream        zs;
+    unsigned char  *buf, *p;
+
+    cap = 64 * 1024;
+    buf = malloc(cap);
+    if (buf == NULL) {
+        abort();
+    }
+
+    memset(&zs, 0, sizeof(z_stream));
+
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+        abort();
+    }
+
+    zs.next_in = (unsigned char *) data;
+    zs.avail_in = len;
+    *olen = 0;
+
+    for ( ;; ) {
+        zs.next_out = buf + *olen;
+        zs.avail_out = cap - *olen;
+
+        rc = inflate(&zs, Z_NO_FLUSH);
+        *olen = cap - zs.avail_out;
+
+        if (rc == Z_STREAM_END) {
+            break;
+        }
+
+        if (rc != Z_OK || zs.avail_in == 0) {
+            inflateEnd(&zs);
+            free(buf);
+            return NULL;
+        }
+
+        if (zs.avail_out == 0) {
+            cap *= 2;
+            p = realloc(buf, cap);
+            if (p == NULL) {
+                abort();
+            }
+
+            buf = p;
+        }
+    }
+
+    inflateEnd(&zs);
+
+    return buf;
+}
+
+
+/* a whole file, /proc's too; NULL when it cannot be read; free() it */
+
+static unsigned char *
+slurp(const char *path, size_t *len)
+{
+    int             fd;
+    size_t          cap;
+    ssize_t         n;
+    unsigned char  *buf, *p;
+
+    fd = open(path, O_RDONLY);
+    if (fd == -1) {
+        return NULL;
+    }
+
+    cap = 64 * 1024;
+    buf = malloc(cap);
+    *len = 0;
+
+    for ( ;; ) {
+        if (buf == NULL) {
+            abort();
+        }
+
+        n = read(fd, buf + *len, cap - *len);
+
+        if (n <= 0) {
+            break;
+        }
+
+        *len += n;
+
+        if (*len == cap) {
+            cap *= 2;
+            p = realloc(buf, cap);
+            if (p == NULL) {
+                free(buf);
+            }
+
+            buf = p;
+        }
+    }
+
+    close(fd);
+
+    if (n == -1) {
+        free(buf);
+        return NULL;
+    }
+
+    return buf;
+}
+
+
+static void
+fresh(pipe_t *pl)
+{
+    if (ngx_http_malloc_pipe_init(pl) != 0) {
+        abort();
+    }
+}
+
+
+static void
+test_read(void)
+{
+    char    a[PATH_MAX], b[PATH_MAX], *paths[3], *text;
+    pipe_t  pl;
+
+    fresh(&pl);
+
+    put(at(a, "a.heap"), STR(DUMP_A));
+    put(at(b, "b.heap"), STR(DUMP_B));
+
+    paths[0] = a;
+    paths[1] = b;
+    paths[2] = NULL;
+
+    if (!is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+                NGX_HTTP_MALLOC_PIPE_OK, "read: two dumps"))
+    {
+        diag("%s", pl.error);
+    }
+
+    is_str(pl.error, "", "read: no error");
+    ok(!exists(a) && !exists(b), "read: both dumps removed");
+    is_int((long) pl.heap.nstacks, 3, "read: stacks merged into the heap");
+    is_int((long) pl.base.nstacks, 0, "read: the base untouched");
+    is_int((long) pl.heap.period, 524288, "read: the period");
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "read: encoded");
+
+    text = text_of(&pl.out);
+    is_str(text, MERGED_V2, "read: the merged heap_v2, counts added");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+    ngx_http_malloc_pipe_free(&pl);
+    ok(pl.arena == NULL && pl.out.data == NULL, "read: freed, twice");
+
+    /* no paths at all: nothing read, an empty profile */
+
+    fresh(&pl);
+
+    paths[0] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_OK, "read: no dumps");
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "read: no dumps encoded");
+
+    text = text_of(&pl.out);
+    is_str(text, "heap_v2/1\n  t*: 0: 0 [0: 0]\n",
+           "read: no dumps, an empty heap_v2");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+static void
+test_formats(void)
+{
+    char            a[PATH_MAX], b[PATH_MAX], *paths[3], *text;
+    size_t          len;
+    pipe_t          pl;
+    unsigned char  *proto;
+
+    paths[0] = a;
+    paths[1] = b;
+    paths[2] = NULL;
+
+    /* gperftools' legacy text: jemalloc's frames dropped */
+
+    fresh(&pl);
+
+    put(at(a, "a.heap"), STR(DUMP_A));
+    put(at(b, "b.heap"), STR(DUMP_B));
+
+    pl.format = NGX_HTTP_MALLOC_PIPE_LEGACY;
+
+    ngx_http_malloc_pipe_read(&pl, paths, 0);
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "legacy: encoded");
+
+    text = text_of(&pl.out);
+    ok(strncmp(text, "heap profile: ", 14) == 0, "legacy: header");
+    is_str(text, MERGED_LEGACY, "legacy: the allocator's frames dropped");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* profile.proto, gzipped */
+
+    fresh(&pl);
+
+    put(a, STR(DUMP_A));
+    put(b, STR(DUMP_B));
+
+    pl.format = NGX_HTTP_MALLOC_PIPE_PROTO;
+
+    ngx_http_malloc_pipe_read(&pl, paths, 0);
+
+    if (!is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+                "proto: encoded"))
+    {
+        diag("%s", pl.error);
+    }
+
+    ok(pl.out.len > 2 && pl.out.data[0] == 0x1f && pl.out.data[1] == 0x8b,
+       "proto: gzip magic");
+
+    proto = gunzip(pl.out.data, pl.out.len, &len);
+
+    ok(proto != NULL, "proto: inflates");
+    ok(has(proto, len, "inuse_space") && has(proto, len, "alloc_space"),
+       "proto: the sample types, alloc_* too");
+    ok(has(proto, len, "/usr/sbin/nginx"), "proto: the mapping's file");
+
+    free(proto);
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+/*
+ * A dump whose maps are this process's: the profile names the frames
+ * (return addresses, one past the call) by this program's symbols.
+ */
+
+static void
+test_proto_names(void)
+{
+    char            a[PATH_MAX], *paths[2], *text, *p;
+    size_t          len, mlen;
+    pipe_t          pl;
+    unsigned char  *maps, *proto;
+
+    maps = slurp("/proc/self/maps", &mlen);
+    if (maps == NULL) {
+        abort();
+    }
+
+    text = malloc(mlen + 256);
+    if (text == NULL) {
+        abort();
+    }
+
+    p = text + sprintf(text, "heap_v2/524288\n  t*: 1: 64 [1: 64]\n"
+                       "@ 0x%llx\n  t*: 1: 64 [1: 64]\n\n"
+                       "MAPPED_LIBRARIES:\n",
+                       (unsigned long long) (uintptr_t)
+                           unit_pipeline_exported + 1);
+    memcpy(p, maps, mlen);
+
+    put(at(a, "self.heap"), text, p - text + mlen);
+
+    paths[0] = a;
+    paths[1] = NULL;
+
+    fresh(&pl);
+
+    pl.format = NGX_HTTP_MALLOC_PIPE_PROTO;
+
+    if (!is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+                NGX_HTTP_MALLOC_PIPE_OK, "names: a dump with our maps"))
+    {
+        diag("%s", pl.error);
+    }
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "names: encoded");
+
+    proto = gunzip(pl.out.data, pl.out.len, &len);
+
+    ok(has(proto, len, "unit_pipeline_exported"),
+       "names: the frame named after our function");
+
+    free(proto);
+    free(text);
+    free(maps);
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+static void
+test_growth(void)
+{
+    char    a[PATH_MAX], b[PATH_MAX], c[PATH_MAX], *paths[3], *text;
+    pipe_t  pl;
+
+    /* the start of the window: B; its end: A and B */
+
+    fresh(&pl);
+
+    put(at(a, "a.heap"), STR(DUMP_A));
+    put(at(b, "b.heap"), STR(DUMP_B));
+    put(at(c, "base.heap"), STR(DUMP_B));
+
+    paths[0] = c;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 1), NGX_HTTP_MALLOC_PIPE_OK,
+           "growth: base read");
+    ok(!exists(c), "growth: base dump removed");
+    is_int((long) pl.base.nstacks, 2, "growth: into the base");
+    is_int((long) pl.heap.nstacks, 0, "growth: not into the heap");
+
+    paths[0] = a;
+    paths[1] = b;
+    paths[2] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0), NGX_HTTP_MALLOC_PIPE_OK,
+           "growth: heap read");
+
+    pl.seconds = 30;
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "growth: encoded");
+
+    text = text_of(&pl.out);
+    is_str(text, GROWTH_V2, "growth: what grew, a stack that did not gone");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* without seconds the base is not subtracted */
+
+    fresh(&pl);
+
+    put(a, STR(DUMP_A));
+    put(b, STR(DUMP_B));
+    put(c, STR(DUMP_B));
+
+    paths[0] = c;
+    paths[1] = NULL;
+    ngx_http_malloc_pipe_read(&pl, paths, 1);
+
+    paths[0] = a;
+    paths[1] = b;
+    ngx_http_malloc_pipe_read(&pl, paths, 0);
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "growth: no seconds, encoded");
+
+    text = text_of(&pl.out);
+    is_str(text, MERGED_V2, "growth: no seconds, the whole heap");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+static void
+test_errors(void)
+{
+    char         a[PATH_MAX], b[PATH_MAX], g[PATH_MAX], m[PATH_MAX];
+    char         d[PATH_MAX], l[PATH_MAX], e[PATH_MAX], *paths[4];
+    pipe_t       pl;
+    const char  *garbage = "not a heap profile\n";
+
+    /* a missing dump: the later ones are still removed */
+
+    fresh(&pl);
+
+    put(at(a, "a.heap"), STR(DUMP_A));
+    put(at(b, "b.heap"), STR(DUMP_B));
+    at(m, "missing.heap");
+
+    paths[0] = m;
+    paths[1] = a;
+    paths[2] = b;
+    paths[3] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_READ, "missing: read fails");
+    is_int(pl.rc, NGX_HTTP_MALLOC_PIPE_READ, "missing: kept in rc");
+
+    if (!ok(strstr(pl.error, m) != NULL
+            && strstr(pl.error, "No such file") != NULL,
+            "missing: the error names the path and why"))
+    {
+        diag("error: %s", pl.error);
+    }
+
+    ok(!exists(a) && !exists(b), "missing: the later dumps removed");
+    is_str(ngx_http_malloc_pipe_code(pl.rc), "dump_failed",
+           "missing: dump_failed");
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_READ,
+           "missing: encode keeps the failure");
+    is_int((long) pl.out.len, 0, "missing: no answer");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* not heap_v2 */
+
+    fresh(&pl);
+
+    put(at(g, "garbage.heap"), garbage, strlen(garbage));
+
+    paths[0] = g;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_PARSE, "garbage: refused");
+
+    if (!ok(strstr(pl.error, g) != NULL
+            && strstr(pl.error, "not a heap_v2 dump") != NULL,
+            "garbage: the error names the path and the parser's reason"))
+    {
+        diag("error: %s", pl.error);
+    }
+
+    ok(!exists(g), "garbage: removed");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* an empty file is no dump either */
+
+    fresh(&pl);
+
+    put(at(e, "empty.heap"), "", 0);
+
+    paths[0] = e;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_PARSE, "empty: refused");
+    ok(!exists(e), "empty: removed");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* two workers sampling at different rates do not merge */
+
+    fresh(&pl);
+
+    put(a, STR(DUMP_A));
+    put(b, STR(DUMP_P1));
+
+    paths[0] = a;
+    paths[1] = b;
+    paths[2] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_PARSE, "periods: refused while merging");
+    ok(!exists(a) && !exists(b), "periods: both removed");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* the first failure is the one kept, over reads and encode */
+
+    fresh(&pl);
+
+    put(g, garbage, strlen(garbage));
+    put(a, STR(DUMP_A));
+    put(b, STR(DUMP_B));
+
+    paths[0] = g;
+    paths[1] = m;
+    paths[2] = a;
+    paths[3] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 1),
+           NGX_HTTP_MALLOC_PIPE_PARSE, "first: the garbage fails first");
+    ok(strstr(pl.error, g) != NULL && strstr(pl.error, m) == NULL,
+       "first: the error is the garbage's");
+
+    paths[0] = b;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_PARSE, "first: a later read reports it");
+    ok(!exists(g) && !exists(a) && !exists(b),
+       "first: every dump removed all the same");
+    is_int((long) pl.heap.nstacks, 0, "first: nothing read after it");
+
+    pl.format = NGX_HTTP_MALLOC_PIPE_PROTO;
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_PARSE,
+           "first: encode reports it");
+    ok(strstr(pl.error, g) != NULL, "first: with its error");
+    is_int((long) pl.out.len, 0, "first: no answer");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* a directory is no dump, and is not removed */
+
+    fresh(&pl);
+
+    at(d, "dir.heap");
+
+    if (mkdir(d, 0700) != 0) {
+        abort();
+    }
+
+    paths[0] = d;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_READ, "directory: refused");
+    ok(strstr(pl.error, d) != NULL, "directory: named");
+    ok(exists(d), "directory: not removed");
+
+    rmdir(d);
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* a FIFO in a dump's place neither blocks the reader nor is read */
+
+    fresh(&pl);
+
+    at(d, "fifo.heap");
+
+    if (mkfifo(d, 0600) != 0) {
+        abort();
+    }
+
+    paths[0] = d;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_READ, "fifo: refused at once");
+    ok(strstr(pl.error, "not a regular file") != NULL, "fifo: says why");
+    ok(!exists(d), "fifo: removed as any dump of the profile");
+
+    unlink(d);
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* a symbolic link is not followed: the link goes, its target stays */
+
+    fresh(&pl);
+
+    put(a, STR(DUMP_A));
+    at(l, "link.heap");
+
+    if (symlink(a, l) != 0) {
+        abort();
+    }
+
+    paths[0] = l;
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0),
+           NGX_HTTP_MALLOC_PIPE_READ, "symlink: not followed");
+    ok(!exists(l) && exists(a), "symlink: the link removed, not its target");
+
+    unlink(a);
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+static void
+test_rate(void)
+{
+    char    a[PATH_MAX], c[PATH_MAX], *paths[2];
+    pipe_t  pl;
+
+    fresh(&pl);
+
+    put(at(c, "base.heap"), STR(DUMP_P1));
+    put(at(a, "a.heap"), STR(DUMP_A));
+
+    paths[1] = NULL;
+
+    paths[0] = c;
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 1), NGX_HTTP_MALLOC_PIPE_OK,
+           "rate: a base sampled at every byte");
+
+    paths[0] = a;
+    is_int(ngx_http_malloc_pipe_read(&pl, paths, 0), NGX_HTTP_MALLOC_PIPE_OK,
+           "rate: a heap sampled at 512 KiB");
+
+    pl.seconds = 10;
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_RATE,
+           "rate: they do not subtract");
+    ok(strstr(pl.error, "sampling interval changed") != NULL,
+       "rate: the error says why");
+    is_int((long) pl.out.len, 0, "rate: no answer");
+    is_str(ngx_http_malloc_pipe_code(pl.rc), "dump_failed",
+           "rate: dump_failed");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* the same without a window: the base is not used */
+
+    fresh(&pl);
+
+    put(c, STR(DUMP_P1));
+    put(a, STR(DUMP_A));
+
+    paths[0] = c;
+    ngx_http_malloc_pipe_read(&pl, paths, 1);
+    paths[0] = a;
+    ngx_http_malloc_pipe_read(&pl, paths, 0);
+
+    is_int(ngx_http_malloc_pipe_encode(&pl), NGX_HTTP_MALLOC_PIPE_OK,
+           "rate: no window, no subtraction");
+
+    ngx_http_malloc_pipe_free(&pl);
+}
+
+
+static void
+test_codes(void)
+{
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_READ),
+           "dump_failed", "code: read");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_PARSE),
+           "dump_failed", "code: parse");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_RATE),
+           "dump_failed", "code: rate");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_WRITE),
+           "dump_failed", "code: write");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_NOMEM),
+           "out_of_memory", "code: nomem");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_ENCODE),
+           "encode_failed", "code: encode");
+    is_str(ngx_http_malloc_pipe_code(NGX_HTTP_MALLOC_PIPE_SYMBOLS),
+           "symbols_unavailable", "code: symbols");
+}
+
+
+static void
+test_symbols(void)
+{
+    char                 body[512], want[512], *text;
+    void                *libc;
+    pipe_t               pl;
+    unsigned long long   fn, pf;
+
+    fn = (unsigned long long) (uintptr_t) unit_pipeline_exported;
+
+    /* jeprof's request: an address, then what is none */
+
+    fresh(&pl);
+
+    snprintf(body, sizeof(body), "0x%llx+0xzz+garbage+0x0", fn + 1);
+
+    is_int(ngx_http_malloc_pipe_symbols(&pl, (unsigned char *) body,
+                                        strlen(body)),
+           NGX_HTTP_MALLOC_PIPE_OK, "symbols: garbage does not fail");
+    is_int(pl.rc, NGX_HTTP_MALLOC_PIPE_OK, "symbols: no failure kept");
+
+    snprintf(want, sizeof(want), "0x%016llx\tunit_pipeline_exported\n",
+             fn + 1);
+
+    text = text_of(&pl.out);
+    is_str(text, want, "symbols: our function named, the rest skipped");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /*
+     * the other separators, upper case and no 0x; more than 16 digits,
+     * a digit glued to a name and an address nothing maps are no names
+     */
+
+    fresh(&pl);
+
+    snprintf(body, sizeof(body), "0X%llX\r\n%llx 0x0%016llx 0x%llxg+0x10"
+             "+0x123456789abcdef01234\n", fn, fn + 2, fn, fn);
+
+    is_int(ngx_http_malloc_pipe_symbols(&pl, (unsigned char *) body,
+                                        strlen(body)),
+           NGX_HTTP_MALLOC_PIPE_OK, "symbols: separators");
+
+    snprintf(want, sizeof(want),
+             "0x%016llx\tunit_pipeline_exported\n"
+             "0x%016llx\tunit_pipeline_exported\n", fn, fn + 2);
+
+    text = text_of(&pl.out);
+    is_str(text, want, "symbols: two addresses, in order");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* nothing asked, nothing answered */
+
+    fresh(&pl);
+
+    is_int(ngx_http_malloc_pipe_symbols(&pl, (unsigned char *) "", 0),
+           NGX_HTTP_MALLOC_PIPE_OK, "symbols: an empty body");
+    is_int((long) pl.out.len, 0, "symbols: an empty answer");
+
+    is_int(ngx_http_malloc_pipe_symbols(&pl, (unsigned char *) "+ 0x", 4),
+           NGX_HTTP_MALLOC_PIPE_OK, "symbols: separators and 0x alone");
+    is_int((long) pl.out.len, 0, "symbols: still an empty answer");
+
+    ngx_http_malloc_pipe_free(&pl);
+
+    /* a shared library's function */
+
+    libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    ok(libc != NULL, "symbols: libc is loaded");
+
+    if (libc == NULL) {
+        return;
+    }
+
+    pf = (unsigned long long) (uintptr_t) dlsym(libc, "printf");
+
+    fresh(&pl);
+
+    snprintf(body, sizeof(body), "0x%llx", pf);
+
+    ngx_http_malloc_pipe_symbols(&pl, (unsigned char *) body, strlen(body));
+
+    snprintf(want, sizeof(want), "0x%016llx\tprintf\n", pf);
+
+    text = text_of(&pl.out);
+    is_str(text, want, "symbols: libc's printf");
+    free(text);
+
+    ngx_http_malloc_pipe_free(&pl);
+    dlclose(libc);
+}
+
+
+static void
+test_write(void)
+{
+    int             rc;
+    char            a[PATH_MAX], b[PATH_MAX], o[PATH_MAX], x[PATH_MAX];
+    char            l[PATH_MAX], t[PATH_MAX], m[PATH_MAX], *paths[3];
+    char            err[NGX_HTTP_MALLOC_PIPE_ERR_LEN];
+    size_t          len, plen;
+    struct stat     st;
+    unsigned char  *data, *proto, *again;
+
+    put(at(a, "a.heap"), STR(DUMP_A));
+    put(at(b, "b.heap"), STR(DUMP_B));
+    at(o, "profile.pb.gz");
+
+    paths[0] = a;
+    paths[1] = b;
+    paths[2] = NULL;
+
+    err[0] = '\0';
+
+    rc = ngx_http_malloc_pipe_write(paths, o, err, sizeof(err));
+
+    if (!is_int(rc, NGX_HTTP_MALLOC_PIPE_OK, "write: written")) {
+        diag("%s", err);
+    }
+
+    is_str(err, "", "write: no error");
+    ok(!exists(a) && !exists(b), "write: the dumps removed");
+
+    data = slurp(o, &len);
+
+    ok(data != NULL && len > 2 && data[0] == 0x1f && data[1] == 0x8b,
+       "write: a gzip file");
+
+    proto = (data != NULL) ? gunzip(data, len, &plen) : NULL;
+    ok(has(proto, plen, "inuse_space"), "write: a profile.proto in it");
+
+    ok(stat(o, &st) == 0 && (st.st_mode & 0777) == 0600,
+       "write: readable by its owner only");
+
+    free(proto);
+
+    /* never over a file that is there */
+
+    put(a, STR(DUMP_A));
+    put(b, STR(DUMP_B));
+
+    rc = ngx_http_malloc_pipe_write(paths, o, err, sizeof(err));
+
+    is_int(rc, NGX_HTTP_MALLOC_PIPE_WRITE, "write: an existing file refused");
+
+    if (!ok(strstr(err, o) != NULL && strstr(err, "File exists") != NULL,
+            "write: the error names it"))
+    {
+        diag("error: %s", err);
+    }
+
+    ok(!exists(a) && !exists(b), "write: refused, the dumps removed");
+
+    again = slurp(o, &plen);
+    ok(data != NULL && again != NULL && plen == len
+       && memcmp(again, data, len) == 0, "write: the file there untouched");
+
+    free(again);
+    free(data);
+
+    /* nor through a symbolic link */
+
+    put(a, STR(DUMP_A));
+    at(t, "target");
+    at(l, "link.pb.gz");
+
+    if (symlink(t, l) != 0) {
+        abort();
+    }
+
+    paths[1] = NULL;
+
+    is_int(ngx_http_malloc_pipe_write(paths, l, err, sizeof(err)),
+           NGX_HTTP_MALLOC_PIPE_WRITE, "write: a symbolic link refused");
+    ok(!exists(t), "write: nothing created where it points");
+
+    unlink(l);
+
+    /* a dump that fails: its error, no file */
+
+    put(b, STR(DUMP_B));
+    at(m, "missing.heap");
+    at(x, "never.pb.gz");
+
+    paths[0] = m;
+    paths[1] = b;
+
+    is_int(ngx_http_malloc_pipe_write(paths, x, err, sizeof(err)),
+           NGX_HTTP_MALLOC_PIPE_READ, "write: a missing dump");
+    ok(strstr(err, m) != NULL, "write: the error names the dump");
+    ok(!exists(x), "write: no file");
+    ok(!exists(b), "write: the other dump removed");
+
+    /* the error cut to the buffer */
+
+    paths[0] = m;
+    paths[1] = NULL;
+
+    memset(err, 'x', sizeof(err));
+
+    is_int(ngx_http_malloc_pipe_write(paths, x, err, 16),
+           NGX_HTTP_MALLOC_PIPE_READ, "write: a short error buffer");
+    is_int((long) strlen(err), 15, "write: the error cut, NUL-terminated");
+    ok(err[16] == 'x', "write: nothing past the buffer");
+
+    unlink(o);
+}
+
+
+static void
+unreadable(void *data, const char *path)
+{
+    preload_t  *pr = data;
+
+    pr->calls++;
+
+    if (pr->path != NULL && strcmp(path, pr->path) == 0) {
+        pr->mine++;
+
+    } else {
+        diag("preload: unreadable %s", path);
+    }
+}
+
+
+/*
+ * Every file this program maps is readable, but for one that it maps
+ * here: the kernel writes the newline in its name as "\012", and no file
+ * has the name that the maps show.
+ */
+
+static void
+test_preload(void)
+{
+    int          fd;
+    char         f[PATH_MAX], real[PATH_MAX], shown[PATH_MAX + 16];
+    void        *p;
+    preload_t    pr;
+    const char  *text = "no ELF here\n";
+
+    memset(&pr, 0, sizeof(preload_t));
+
+    put(at(f, "code\nbin"), text, strlen(text));
+
+    p = MAP_FAILED;
+    fd = open(f, O_RDONLY);
+
+    /* the maps name the file by its real path */
+
+    if (fd != -1 && realpath(dir, real) != NULL) {
+        p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+    }
+
+    if (p == MAP_FAILED) {
+        diag("cannot map %s executable: %s", f, strerror(errno));
+
+    } else {
+        snprintf(shown, sizeof(shown), "%s/code\\012bin", real);
+        pr.path = shown;
+    }
+
+    ngx_http_malloc_pipe_preload(unreadable, &pr);
+
+    if (pr.path != NULL) {
+        is_int(pr.mine, 1, "preload: the file of another name, once");
+
+    } else {
+        ok(1, "preload: no executable mapping here, skipped");
+    }
+
+    is_int(pr.calls - pr.mine, 0, "preload: every other file read");
+
+    /* again: the cache changes nothing */
+
+    pr.calls = 0;
+    pr.mine = 0;
+
+    ngx_http_malloc_pipe_preload(unreadable, &pr);
+
+    ok(pr.mine == (pr.path != NULL) && pr.calls == pr.mine,
+       "preload: again, the same");
+
+    if (p != MAP_FAILED) {
+        munmap(p, 4096);
+    }
+
+    if (fd != -1) {
+        close(fd);
+    }
+
+    unlink(f);
+}
+
+
+int
+main(void)
+{
+    const char  *tmp;
+
+    tmp = getenv("TMPDIR");
+
+    snprintf(dir, sizeof(dir), "%s/unit_pipeline.XXXXXX",
+             (tmp != NULL && strlen(tmp) < 32) ? tmp : "/tmp");
+
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "mkdtemp(%s): %s\n", dir, strerror(errno));
+        return 1;
+    }
+
+    test_read();
+    test_formats();
+    test_proto_names();
+    test_growth();
+    test_errors();
+    test_rate();
+    test_codes();
+    test_symbols();
+    test_write();
+    test_preload();
+
+    if (!ok(rmdir(dir) == 0, "every file removed")) {
+        diag("rmdir(%s): %s", dir, strerror(errno));
+    }
+
+    return done_testing();
+}
