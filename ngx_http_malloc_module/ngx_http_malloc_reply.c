@@ -42,7 +42,8 @@ ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    size = json_dumpb(json, NULL, 0, JSON_INDENT(2));
+    size = json_dumpb(json, NULL, 0,
+                      JSON_INDENT(2) | JSON_REAL_PRECISION(6));
 
     b = ngx_create_temp_buf(r->pool, size + 1);
     if (b == NULL || size == 0) {
@@ -50,7 +51,8 @@ ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    b->last += json_dumpb(json, (char *) b->pos, size, JSON_INDENT(2));
+    b->last += json_dumpb(json, (char *) b->pos, size,
+                          JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     *b->last++ = '\n';
 
     json_decref(json);
