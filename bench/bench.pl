@@ -4,9 +4,13 @@
 # docs/benchmarks.md (with --quick: build/benchmarks-quick.md).
 #
 #     perl bench/bench.pl [--quick] [--only NAME,...] [--out FILE]
+#                         [--modules DIR]
 #
 # --only runs the machine section and the named ones (the names in
 # @BENCHES) into build/benchmarks-only.md, to work on one measurement.
+# --modules loads both modules from another build, e.g. the build/ of a
+# worktree at an older commit, to measure a "before" with this script
+# (section 4's bench_symbol is still this checkout's).
 #
 # One sub per measurement, each returning a section of the document; the
 # list @BENCHES at the end says which run, in order.  Comparisons are runs
@@ -14,12 +18,13 @@
 # min/median/max and the median of the per-pair ratios; nothing here is a
 # test and nothing asserts a time.
 #
-# Every nginx runs through t/lib/MallocTest.pm.  Sections 1 to 5: one
-# worker, on jemalloc, with the test-only module's /t/alloc to build the
-# heap being profiled.  Section 6 runs four nginx of 2 workers at once
+# Every nginx runs through t/lib/MallocTest.pm.  Sections 1 to 5 and 8:
+# one worker, on jemalloc, with the test-only module's /t/alloc to build
+# the heap being profiled.  Section 6 runs four nginx of 2 workers at once
 # (jemalloc with and without the module, glibc, jemalloc again as a
-# control) under wrk; section 7 times
-# commands with 1 to 8 workers, with and without wrk.
+# control) under wrk; section 7 times commands with 1 to 8 workers, with
+# and without wrk; section 8 times metrics scrapes while profiles are
+# built.
 
 use strict;
 use warnings;
@@ -44,10 +49,18 @@ $SIG{INT} = $SIG{TERM} = sub { die "bench: interrupted\n" };
 my $ROOT = abs_path("$FindBin::Bin/..");
 my $NGINX = $MallocTest::NGINX;
 
-my %opt = (quick => 0, out => undef, only => undef);
+my %opt = (quick => 0, out => undef, only => undef, modules => undef);
 GetOptions('quick' => \$opt{quick}, 'out=s' => \$opt{out},
-           'only=s' => \$opt{only})
-    or die "usage: $0 [--quick] [--only NAME,...] [--out FILE]\n";
+           'only=s' => \$opt{only}, 'modules=s' => \$opt{modules})
+    or die "usage: $0 [--quick] [--only NAME,...] [--out FILE] "
+           . "[--modules DIR]\n";
+
+if (defined $opt{modules}) {
+    my $dir = abs_path($opt{modules});
+    die "$opt{modules}: no ngx_http_malloc_module.so there\n"
+        unless defined $dir && -f "$dir/ngx_http_malloc_module.so";
+    $MallocTest::MODULE_DIR = $dir;
+}
 
 $opt{out} //= $opt{only} ? "$ROOT/build/benchmarks-only.md"
             : $opt{quick} ? "$ROOT/build/benchmarks-quick.md"
@@ -59,14 +72,16 @@ my %RUN = $opt{quick}
     ? (big_stacks => $QUICK_STACKS, serve_pairs_normal => 5,
        serve_pairs_big => 5, stall_pairs => 5,
        stall_window_normal => 0.7, stall_window_big => 1,
-       rss_profiles => 100, symbol_runs => 5, format_rounds => 5,
-       traffic_rounds => 3, traffic_secs => 1, commands => 50)
+       rss_profiles => 100, rss_stacks => 5000, symbol_runs => 5,
+       format_rounds => 5, traffic_rounds => 3, traffic_secs => 1,
+       commands => 50, scrape_rounds => 3, scrape_window => 1)
     : (big_stacks => 50000, serve_pairs_normal => 10, serve_pairs_big => 5,
        stall_pairs => 5, stall_window_normal => 2, stall_window_big => 3,
-       rss_profiles => 100, symbol_runs => 5, format_rounds => 5,
-       traffic_rounds => 14, traffic_secs => 1, commands => 200);
+       rss_profiles => 100, rss_stacks => 5000, symbol_runs => 5,
+       format_rounds => 5, traffic_rounds => 14, traffic_secs => 1,
+       commands => 200, scrape_rounds => 4, scrape_window => 3);
 
-# the two heaps profiled
+# the heaps profiled
 my %HEAP = (
     normal => {
         title => 'normal heap',
@@ -81,6 +96,13 @@ my %HEAP = (
         title => "$RUN{big_stacks} stacks",
         malloc_conf => 'prof:true,prof_active:true,lg_prof_sample:0',
         alloc => "/t/alloc?stacks=$RUN{big_stacks}&size=64",
+        traffic => 0,
+    },
+    # section 5's second heap: many stacks, each profile quick to build
+    mid => {
+        title => "$RUN{rss_stacks} stacks",
+        malloc_conf => 'prof:true,prof_active:true,lg_prof_sample:0',
+        alloc => "/t/alloc?stacks=$RUN{rss_stacks}&size=64",
         traffic => 0,
     },
 );
@@ -237,10 +259,15 @@ my %machine;
 sub bench_machine {
     my $cpu = slurp('/proc/cpuinfo') =~ /^model name\s*:\s*(.*)$/m ? $1 : '?';
     my $mem = slurp('/proc/meminfo') =~ /^MemTotal:\s*(\d+)/m ? $1 : 0;
-    my $git = cmd_out("git -C $ROOT rev-parse --short HEAD");
+    # the checkout the modules were built from: this one, or --modules's
+    my $dir = $MallocTest::MODULE_DIR;
+    my $src = cmd_out("git -C $dir rev-parse --show-toplevel");
+    $src = $ROOT if $? != 0;
+    my $git = cmd_out("git -C $src rev-parse --short HEAD");
     $git .= ' (the module\'s sources have uncommitted changes)'
-        if cmd_out("git -C $ROOT status --porcelain -- config "
+        if cmd_out("git -C $src status --porcelain -- config "
                    . "ngx_http_malloc_module t/testmod") ne '';
+    $git .= ", built in $dir (--modules)" if $dir ne "$ROOT/build";
 
     %machine = (
         date => strftime('%Y-%m-%d %H:%M UTC', gmtime),
@@ -264,7 +291,7 @@ sub bench_machine {
 | CPU | $machine{cpu} |
 | memory | $machine{mem} |
 | kernel | $machine{kernel} |
-| nginx | $machine{nginx} (Debian); one worker in sections 1 to 5 |
+| nginx | $machine{nginx} (Debian); one worker in sections 1 to 5 and 8 |
 | jemalloc | $machine{jemalloc} (Debian libjemalloc2; jeprof from $machine{jeprof}) |
 | module | git $machine{git} |
 | load average (1 min) before the run / after | $machine{load} / %%LOAD_AFTER%% |
@@ -817,70 +844,122 @@ EOF
 
 # ---- 5. the worker's resident memory across profiles ---------------------
 
-sub bench_rss {
-    print "  memory: starting nginx\n";
-    my $t = server('normal');
-    my $pid = $t->{bench_pid};
-    my $port = $t->port;
+# VmRSS after each of $RUN{rss_profiles} profiles of the heap "kind"
+sub rss_heap {
+    my ($kind) = @_;
+    my $h = $HEAP{$kind};
     my $n = $RUN{rss_profiles};
 
-    my @rows = (['idle after start', $t->{bench_idle}],
-                ['after building the heap', proc_status($pid)]);
+    print "  memory, $h->{title}: starting nginx\n";
+    my $t = server($kind);
+    my $pid = $t->{bench_pid};
+    my $port = $t->port;
 
-    # VmRSS after every profile
-    my @rss;
+    my %r = (title => $h->{title});
+    $r{rows} = [['idle after start', $t->{bench_idle}],
+                ['after building the heap, before any profile',
+                 proc_status($pid)]];
+
+    my $t0 = time();
     for my $i (1 .. $n) {
-        my ($st) = fetch($port, '/malloc/pprof/heap.pb.gz');
+        my ($st) = fetch($port, '/malloc/pprof/heap.pb.gz', 120);
         die "GET pprof/heap.pb.gz: $st" unless $st == 200;
         my $s = proc_status($pid);
-        push @rss, $s->{VmRSS};
-        push @rows, [$i == 1 ? 'after 1 profile' : "after $i profiles", $s]
+        push @{ $r{rss} }, $s->{VmRSS};
+        push @{ $r{rows} }, [$i == 1 ? 'after the 1st profile'
+                                     : "after the ${i}th profile", $s]
             if $i == 1 || $i == 10 || $i == 50 || $i == $n;
     }
+    $r{secs} = time() - $t0;
 
     # as many plain requests, for the noise of the worker itself
     fetch($port, $STATIC) for 1 .. $n;
-    push @rows, ["then $n static requests", proc_status($pid)];
+    push @{ $r{rows} }, ["then $n static requests", proc_status($pid)];
 
+    $r{alerts} = [grep { /\[(alert|crit|emerg)\]/ } split /\n/, $t->log_text];
     $t->stop;
 
-    my $grew = 0;
-    for my $i (1 .. $#rss) {
-        $grew = $i + 1 if $rss[$i] > $rss[$i - 1];
+    my $rss = $r{rss};
+    $r{grew} = 0;
+    for my $i (1 .. $#$rss) {
+        $r{grew} = $i + 1 if $rss->[$i] > $rss->[$i - 1];
     }
     my $half = int($n / 2);
-    my $total = $rss[-1] - $rss[0];
-    my $late = $rss[-1] - $rss[$half - 1];
+    $r{total} = $rss->[-1] - $rss->[0];
+    $r{late} = $rss->[-1] - $rss->[$half - 1];
+    $r{before} = $r{rows}[1][1]{VmRSS};
+
+    printf "  %s: VmRSS %d kB before, %d after the 1st, %d after the "
+           . "%dth profile\n", $h->{title}, $r{before}, $rss->[0],
+           $rss->[-1], $n;
+
+    return \%r;
+}
+
+sub bench_rss {
+    my $n = $RUN{rss_profiles};
+    my $half = int($n / 2);
+    my %r = map { $_ => rss_heap($_) } qw(normal mid);
 
     my $text = <<"EOF";
 ## 5. Resident memory of the worker
 
-`VmRSS`, `RssAnon` and `RssFile` of the worker (`/proc/PID/status`), normal
-heap, while it serves $n profiles (`pprof/heap.pb.gz`) one after the other.
-The heap itself (`/t/alloc`) is most of the RSS; the rows from the first
-profile on show what serving profiles adds.
+`VmRSS`, `RssAnon` and `RssFile` of the worker (`/proc/PID/status`) while
+it serves $n profiles (`pprof/heap.pb.gz`) one after the other, for two
+heaps, each in its own nginx: the normal heap of section 1, and
+$r{mid}{title} of 64 bytes sampled one by one (`lg_prof_sample:0`), whose
+profiles take longer to build. The heap itself (`/t/alloc`) is most of
+the RSS; the rows from the first profile on show what serving profiles
+adds, and the first profile also maps what every later one reuses (the
+symbol cache, the threads that build profiles).
 
-| when | VmRSS kB | RssAnon kB | RssFile kB | threads |
-|---|---|---|---|---|
+| heap | when | VmRSS kB | RssAnon kB | RssFile kB | threads |
+|---|---|---|---|---|---|
 EOF
 
-    for my $row (@rows) {
-        my ($label, $s) = @$row;
-        $text .= sprintf("| %s | %d | %d | %d | %d |\n", $label, $s->{VmRSS},
-                         $s->{RssAnon}, $s->{RssFile}, $s->{Threads});
+    for my $kind (qw(normal mid)) {
+        for my $row (@{ $r{$kind}{rows} }) {
+            my ($label, $s) = @$row;
+            $text .= sprintf("| %s | %s | %d | %d | %d | %d |\n",
+                             $r{$kind}{title}, $label, $s->{VmRSS},
+                             $s->{RssAnon}, $s->{RssFile}, $s->{Threads});
+        }
     }
 
-    $text .= "\nVmRSS kB after profiles 1 to 20, then every 10th: "
-           . join(', ', @rss[0 .. 19],
-                  map { $rss[$_ - 1] } grep { $_ % 10 == 0 && $_ > 20 }
-                                       1 .. $n)
-           . ".\n";
+    $text .= <<"EOF";
 
-    $text .= sprintf("\nVmRSS from the 1st to the %dth profile: %+d kB; the "
-                     . "last growth came with profile %d; over the last %d "
-                     . "profiles: %+d kB. Target, no growth beyond noise: "
-                     . "%s.\n", $n, $total, $grew, $n - $half, $late,
-                     $late <= 64 ? 'met in the steady state' : '**missed**');
+From the 1st profile to the ${n}th, the growth the target is about: none
+beyond noise, which the last $half profiles show best.
+
+| heap | $n profiles in | VmRSS kB before any profile | after the 1st (added) | after the ${n}th | 1st to ${n}th | over the last $half | last growth with profile | target |
+|---|---|---|---|---|---|---|---|---|
+EOF
+
+    for my $kind (qw(normal mid)) {
+        my $k = $r{$kind};
+        $text .= sprintf("| %s | %.1f s | %d | %d (%+d) | %d | %+d kB | "
+                         . "%+d kB | %d | %s |\n", $k->{title}, $k->{secs},
+            $k->{before}, $k->{rss}[0], $k->{rss}[0] - $k->{before},
+            $k->{rss}[-1], $k->{total}, $k->{late}, $k->{grew},
+            $k->{late} <= 64 ? 'met in the steady state' : '**missed**');
+    }
+
+    for my $kind (qw(normal mid)) {
+        my $rss = $r{$kind}{rss};
+        $text .= "\nVmRSS kB after profiles 1 to 20, then every 10th, "
+               . "$r{$kind}{title}: "
+               . join(', ', @$rss[0 .. 19],
+                      map { $rss->[$_ - 1] } grep { $_ % 10 == 0 && $_ > 20 }
+                                             1 .. $n)
+               . ".\n";
+    }
+
+    for my $kind (qw(normal mid)) {
+        my @a = @{ $r{$kind}{alerts} };
+        next unless @a;
+        $text .= "\n**error.log of the $r{$kind}{title} run had "
+               . scalar(@a) . " alert/crit lines**, the first: `$a[0]`\n";
+    }
 
     return $text;
 }
@@ -1417,6 +1496,144 @@ EOF
 }
 
 
+# ---- 8. metrics scrapes while a profile is being built -------------------
+
+# sequential GETs of the metrics, a new connection each, until $end:
+# (latencies of the answered ones, {status => count} of the others)
+sub scrape_probe {
+    my ($port, $end) = @_;
+    my (@lat, %failed);
+    while (time() < $end) {
+        my ($st, $body, $dt) = fetch($port, '/malloc/metrics', 30);
+        if ($st == 200 && $body =~ /^nginx_malloc_allocated_bytes\{/m) {
+            push @lat, $dt;
+        } else {
+            $failed{$st}++;
+        }
+    }
+    return (\@lat, \%failed);
+}
+
+sub bench_scrape {
+    my $window = $RUN{scrape_window};
+    my $rounds = $RUN{scrape_rounds};
+    my $h = $HEAP{big};
+
+    print "  scrapes, $h->{title}: starting nginx\n";
+    my $t0 = time();
+    my $t = server('big');
+    my $port = $t->port;
+    my $built = sprintf('%.1f', time() - $t0);
+
+    # the symbol cache and the module's threads warm
+    my ($st) = fetch($port, '/malloc/pprof/heap.pb.gz', 120);
+    die "GET pprof/heap.pb.gz: $st" unless $st == 200;
+    scrape_probe($port, time() + 0.2);
+
+    my %r = (failed => {});
+    my @arms = (['idle', 'nothing else'],
+                ['profiles', 'beside a client fetching pprof/heap.pb.gz '
+                             . 'back to back']);
+
+    for my $i (1 .. $rounds) {
+        my @line;
+        for my $arm (@arms) {
+            my $name = $arm->[0];
+            my $end = time() + $window;
+            my ($fpid, $rd) = $name eq 'profiles'
+                ? fetcher($port, '/malloc/pprof/heap.pb.gz', $end) : ();
+            my ($lat, $failed) = scrape_probe($port, $end);
+            if ($fpid) {
+                # the child writes when its last profile is in: the next
+                # idle window starts with no profile in progress
+                my @f = map { chomp; $_ } <$rd>;
+                close $rd;
+                waitpid($fpid, 0);
+                push @{ $r{fetch} }, grep { $_ >= 0 } @f;
+                $r{fetch_failed} += grep { $_ < 0 } @f;
+                $r{busy} += $_ for grep { $_ >= 0 } @f;
+            }
+            $r{failed}{$name}{$_} += $failed->{$_} for keys %$failed;
+            push @{ $r{lat}{$name} }, @$lat;
+            push @{ $r{round}{$name} }, [map { pct($_, @$lat) } 0.5, 0.99];
+            push @line, @$lat ? sprintf('%s p50 %.2f ms p99 %.2f ms', $name,
+                                        pct(0.5, @$lat) * 1e3,
+                                        pct(0.99, @$lat) * 1e3)
+                              : "$name no scrape answered";
+        }
+        printf "  scrapes round %d: %s\n", $i, join(', ', @line);
+    }
+
+    my @alerts = grep { /\[(alert|crit|emerg)\]/ } split /\n/, $t->log_text;
+    $t->stop;
+
+    my $arms = join('', map {
+        sprintf("%s. `%s`: %s\n", ('A', 'B')[$_], $arms[$_][0],
+                $arms[$_][1])
+    } 0 .. $#arms);
+    my $nprof = @{ $r{fetch} // [] };
+
+    my $text = <<"EOF";
+## 8. Metrics scrapes while a profile is being built
+
+One worker holding $h->{title} of 64 bytes, sampled one by one
+(`lg_prof_sample:0`, built by `/t/alloc` in $built s), so that a profile
+of it takes a while to build. A client scrapes
+`GET /malloc/metrics` back to back, HTTP/1.0, a new connection each, and
+records each scrape's wall time, in windows of $window s that alternate
+A B A B for $rounds rounds:
+
+$arms
+A profile fetched just before a B window ends is waited for, so that no
+A window starts with a profile in progress. Latencies of all windows of
+an arm pooled; a scrape counts if it answered 200 with the metrics.
+
+| arm | scrapes | failed | p50 ms | p99 ms | p99.9 ms | max ms | over 10 ms | over 100 ms |
+|---|---|---|---|---|---|---|---|---|
+EOF
+
+    for my $arm (@arms) {
+        my $name = $arm->[0];
+        my @l = @{ $r{lat}{$name} // [] };
+        my $f = $r{failed}{$name} // {};
+        my $failed = join(', ', map { "$f->{$_} x $_" } sort keys %$f) || 0;
+        $text .= sprintf("| %s | %d | %s | %s | %s | %s | %s | %d | %d |\n",
+            $name, scalar @l, $failed,
+            (map { @l ? ms(pct($_, @l) * 1e3) : '-' } 0.5, 0.99, 0.999, 1),
+            scalar(grep { $_ > 0.01 } @l), scalar(grep { $_ > 0.1 } @l));
+    }
+
+    my ($idle, $busy) = map { $r{lat}{$_} // [] } qw(idle profiles);
+    my $ratio = sub {
+        my ($q) = @_;
+        return '-' unless @$idle && @$busy;
+        return sprintf('%.2f', pct($q, @$busy) / pct($q, @$idle));
+    };
+    $text .= "\nDuring profiles / idle, pooled: p50 " . $ratio->(0.5)
+           . "x, p99 " . $ratio->(0.99) . "x, max " . $ratio->(1)
+           . "x. Per round (p50 / p99 ms, idle then during profiles): "
+           . join('; ', map {
+                 my $i = $_;
+                 join(' vs ', map {
+                     join(' / ', map { defined $_ ? ms($_ * 1e3) : '-' }
+                                     @{ $r{round}{$_}[$i] })
+                 } qw(idle profiles))
+             } 0 .. $rounds - 1) . ".\n";
+
+    $text .= sprintf("\nProfiles served in the B windows: %d, ms (min / "
+                     . "median / max) %s; their fetch times add up to "
+                     . "%.0f%% of the B windows' time.\n", $nprof,
+                     $nprof ? mmm_ms(@{ $r{fetch} }) : '-',
+                     ($r{busy} // 0) / ($window * $rounds) * 100);
+    $text .= "Failed profile fetches: $r{fetch_failed}.\n"
+        if $r{fetch_failed};
+    $text .= "\n**error.log had " . scalar(@alerts) . " alert/crit "
+           . "lines**, the first: `$alerts[0]`\n" if @alerts;
+
+    return $text;
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -1428,6 +1645,7 @@ my @BENCHES = (
     [rss => \&bench_rss],
     [traffic => \&bench_traffic],
     [commands => \&bench_commands],
+    [scrape => \&bench_scrape],
 );
 
 my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';

@@ -118,7 +118,15 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
                       "heap profiling turned off: its duration has elapsed");
     }
 
-    ngx_http_malloc_apply_publish(mmcf);
+    /*
+     * jemalloc's statistics ("epoch") wait for a dump in progress: the
+     * event loop would stall as long as the dump takes.  The figures of
+     * a dumping worker age a little instead.
+     */
+
+    if (!ngx_http_malloc_dumping) {
+        ngx_http_malloc_apply_publish(mmcf);
+    }
 }
 
 
@@ -358,6 +366,9 @@ ngx_http_malloc_apply_dump_done(void *data)
 
     ngx_http_malloc_apply_dumped(dt->mmcf, dt->name, &dt->result, dt->log);
     ngx_http_malloc_apply_answer(dt->mmcf, &dt->result);
+
+    /* what the tick skipped meanwhile: dumps back to back never go stale */
+    ngx_http_malloc_apply_publish(dt->mmcf);
 
     /* the commands posted while the thread worked */
     ngx_http_malloc_apply_run(ngx_cycle->log);
