@@ -2,6 +2,8 @@
 /*
  * A bump allocator over a list of anonymous mappings, and a byte buffer
  * that grows with mremap().  Nothing here is ever handed to free().
+ *
+ * Owns: the mappings.  Calls: nothing of the module (pure C).
  */
 
 

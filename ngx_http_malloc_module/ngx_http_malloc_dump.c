@@ -5,6 +5,8 @@
  * create with O_EXCL | O_NOFOLLOW (mode 0600), handed to jemalloc as
  * /proc/self/fd/N, and only then gets its name with linkat(), which never
  * replaces an existing file.  A failed dump leaves nothing behind.
+ *
+ * Owns: the temporary file of a dump.  Calls: jemalloc (pure C).
  */
 
 

@@ -18,6 +18,8 @@
  * is strict because a dump is a file that a worker may have left cut short
  * (a full disk, a killed worker): every line must be whole and exactly of
  * its kind, or the dump is refused with the number of the line.
+ *
+ * Owns: the parsed heap.  Calls: arena (pure C).
  */
 
 

@@ -3,6 +3,8 @@
  * mallctl is resolved with dlsym(RTLD_DEFAULT): a jemalloc that is only
  * loaded by some library, but is not what malloc() resolves to, would
  * profile an empty heap, so its malloc must be the process's malloc.
+ *
+ * Owns: the resolved mallctl.  Calls: nothing of the module (pure C).
  */
 
 

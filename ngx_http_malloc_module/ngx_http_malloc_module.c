@@ -3,6 +3,10 @@
  * ngx_http_malloc_module: heap profiling of nginx itself, driven from an
  * admin location.  This file holds the module object, the directives and
  * the start-up hooks; the rest lives beside it (see docs/ and design.md).
+ *
+ * Owns: the configuration.  Calls: board, threads, wait, apply,
+ * schedule (start-up), handler (the location's handler), profile (the
+ * symbols preloaded by the master), origin (directive checks).
  */
 
 

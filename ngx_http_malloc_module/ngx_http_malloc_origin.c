@@ -8,6 +8,8 @@
  * refused here unless they come from the location's own origin or from
  * one the operator trusts.  Clients that are not browsers (curl, jeprof,
  * pprof, scrapers) send neither header and pass.
+ *
+ * Owns: the cross-origin rule.  Calls: nothing of the module (pure C).
  */
 
 

@@ -7,6 +7,8 @@
  * the repeated fields of Profile in any order, so the string table, which
  * fills while the samples are written, goes last.  The bytes are then
  * gzipped into the output, as pprof expects from a .pb.gz.
+ *
+ * Owns: the encoder's tables.  Calls: arena, heap (pure C).
  */
 
 

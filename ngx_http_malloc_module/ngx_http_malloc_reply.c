@@ -1,9 +1,11 @@
 
 /*
  * Answers of the admin location: JSON documents, profile data, errors,
- * and the answer to a command (each worker's result).  A leaf: it reads
- * copies the board handed out and calls nothing of the nginx layer but
- * nginx itself and the pure core (jemalloc, path, dump).
+ * and the answer to a command (each worker's result).  A leaf of the
+ * endpoints: below it only the board, whose copies it reads.
+ *
+ * Owns: the JSON of answers.  Calls: board (copies and the desired
+ * state), and the pure core (jemalloc, path, dump).
  */
 
 

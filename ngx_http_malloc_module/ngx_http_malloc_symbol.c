@@ -17,6 +17,8 @@
  * when a symbol's size covers it: jeprof credits a static function of a
  * stripped nginx to the exported function below it, we say
  * "nginx+0x<vaddr>" instead.
+ *
+ * Owns: the symbol cache's layout.  Calls: arena (pure C).
  */
 
 
