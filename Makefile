@@ -13,7 +13,9 @@ NGX_SRC   ?= /usr/share/nginx/src
 BUILD     := $(CURDIR)/build
 MODULE    := $(BUILD)/ngx_http_malloc_module.so
 TESTMOD   := $(BUILD)/ngx_http_malloc_test_module.so
-SRCS      := $(wildcard ngx_http_malloc_module/*.c ngx_http_malloc_module/*.h)
+SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
+	             ngx_http_malloc_module/*.h) \
+	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c pprof.c symbol.c origin.c \
 	             folded.c pipeline.c)
@@ -32,7 +34,7 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
-	         libclang-rt-dev golang-go prometheus patchelf chromium
+	         libclang-rt-dev golang-go prometheus patchelf chromium nodejs
 # make deb: the tools; the package's own build dependencies come from
 # debian/control
 DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
@@ -54,6 +56,11 @@ $(BUILD)/Makefile: config t/testmod/config
 	    --add-dynamic-module=$(CURDIR)/t/testmod \
 	    --builddir=$(BUILD) > $(BUILD)/configure.log 2>&1 \
 	    || { tail -20 $(BUILD)/configure.log; exit 1; }
+
+# the heap viewer's files, built into the module
+ngx_http_malloc_module/ngx_http_malloc_assets.c: ui/embed.pl \
+	    $(wildcard ui/*.html ui/*.js ui/*.css)
+	perl ui/embed.pl $@
 
 $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
 	                  t/testmod/ngx_http_malloc_test_module.c

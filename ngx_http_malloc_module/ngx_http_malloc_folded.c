@@ -1,63 +1,100 @@
 
 /*
- * The heap viewer's form of a profile.  Names are resolved once per
- * distinct address and written once per distinct name, so a profile of
- * 50k stacks stays a few hundred kilobytes.  All memory comes from the
- * caller's arena and out.  Bytes of a name that are not printable ASCII
- * are escaped as \u00XX: the JSON is always valid, whatever the symbol
- * tables hold.
+ * The heap viewer's form of profiles.  Names are resolved once per
+ * distinct address and kept once per distinct name; stacks with the same
+ * names are one stack, so the workers' heaps merge and a base lines up
+ * with what is compared to it.  A profile of 50k stacks stays a few
+ * hundred kilobytes.  Bytes of a name that are not printable ASCII are
+ * written as \u00XX: the JSON is valid whatever the symbol tables hold.
+ *
+ * Owns: the named profile.  Calls: arena, heap (pure C).
  */
 
 
 #include <stdio.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "ngx_http_malloc_folded.h"
 
 
-/* an open-addressing table: key -> index + 1 (0: empty) */
+/* the largest profile.proto read back, once gunzipped */
+#define NGX_HTTP_MALLOC_PROTO_MAX  (256 * 1024 * 1024)
+
+
+/* a slice of the message being read */
 typedef struct {
-    uint64_t                    key;
-    uint32_t                    value;
-} ngx_http_malloc_fslot_t;
+    const unsigned char        *p;
+    const unsigned char        *end;
+} ngx_http_malloc_pb_t;
 
 
+/* what a profile.proto says, before its samples are added */
 typedef struct {
-    ngx_http_malloc_fslot_t    *slots;
-    size_t                      cap;        /* a power of two */
-    size_t                      n;
-} ngx_http_malloc_ftable_t;
+    ngx_http_malloc_pb_t       *strings;
+    size_t                      nstrings;
+    ngx_http_malloc_ftable_t    funcs;      /* function id -> name + 1 */
+    ngx_http_malloc_ftable_t    locs;       /* location id -> loc + 1 */
+    uint32_t                  **loc_names;  /* innermost first, ended by 0 */
+    size_t                      nlocs;
+    int                         col[16];    /* sample value -> our value */
+    size_t                      ncols;
+} ngx_http_malloc_proto_t;
 
 
-typedef struct {
-    const ngx_http_malloc_folded_t  *f;
-    ngx_http_malloc_ftable_t         addrs;    /* address -> name */
-    ngx_http_malloc_ftable_t         names;    /* hash of name -> name */
-    const char                     **list;     /* the names, in order */
-    size_t                           nlist;
-    size_t                           list_cap;
-} ngx_http_malloc_fctx_t;
-
-
-static int ngx_http_malloc_folded_grow(ngx_http_malloc_arena_t *arena,
+static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
-static ngx_http_malloc_fslot_t *ngx_http_malloc_folded_find(
+static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
     ngx_http_malloc_ftable_t *t, uint64_t key);
-static uint32_t ngx_http_malloc_folded_name(ngx_http_malloc_fctx_t *ctx,
-    uint64_t addr);
+static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
+static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
+    const char *s, size_t len);
+static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
+    ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
+static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
+    const int64_t *v, int base);
+static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
+    const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw);
+static int ngx_http_malloc_pb_varint(ngx_http_malloc_pb_t *b, uint64_t *v);
+static int ngx_http_malloc_pb_field(ngx_http_malloc_pb_t *b, uint64_t *tag,
+    uint64_t *v, ngx_http_malloc_pb_t *sub);
+static int ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr, char *err);
+static const char *ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr,
+    uint64_t i, size_t *len);
+static int ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
+static int ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
+static int ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int base);
 static void ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out,
     const char *s);
+static void ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out,
+    const int64_t *v, size_t n, int first);
 
+
+void
+ngx_http_malloc_named_init(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_arena_t *arena)
+{
+    memset(np, 0, sizeof(ngx_http_malloc_named_t));
+    np->arena = arena;
+}
+
+
+/* FNV-1a */
 
 static uint64_t
-ngx_http_malloc_folded_hash(const char *s)
+ngx_http_malloc_folded_hash(const void *p, size_t len)
 {
-    uint64_t  h;
+    uint64_t              h;
+    const unsigned char  *s;
 
-    /* FNV-1a */
+    h = 14695981039346656037ULL;
 
-    for (h = 14695981039346656037ULL; *s != '\0'; s++) {
-        h = (h ^ (unsigned char) *s) * 1099511628211ULL;
+    for (s = p; len > 0; s++, len--) {
+        h = (h ^ *s) * 1099511628211ULL;
     }
 
     return h;
@@ -67,7 +104,7 @@ ngx_http_malloc_folded_hash(const char *s)
 /* the slot of "key", or the empty one where it would go */
 
 static ngx_http_malloc_fslot_t *
-ngx_http_malloc_folded_find(ngx_http_malloc_ftable_t *t, uint64_t key)
+ngx_http_malloc_ftable_find(ngx_http_malloc_ftable_t *t, uint64_t key)
 {
     size_t  i;
 
@@ -84,7 +121,7 @@ ngx_http_malloc_folded_find(ngx_http_malloc_ftable_t *t, uint64_t key)
 /* doubles the table when it is half full; -1 when out of memory */
 
 static int
-ngx_http_malloc_folded_grow(ngx_http_malloc_arena_t *arena,
+ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t)
 {
     size_t                    i, cap;
@@ -108,7 +145,7 @@ ngx_http_malloc_folded_grow(ngx_http_malloc_arena_t *arena,
 
     for (i = 0; i < old.cap; i++) {
         if (old.slots[i].value != 0) {
-            *ngx_http_malloc_folded_find(t, old.slots[i].key) = old.slots[i];
+            *ngx_http_malloc_ftable_find(t, old.slots[i].key) = old.slots[i];
         }
     }
 
@@ -116,191 +153,301 @@ ngx_http_malloc_folded_grow(ngx_http_malloc_arena_t *arena,
 }
 
 
-/* the index + 1 of the name of "addr" in ctx->list; 0: out of memory */
+/*
+ * The index + 1 of a name, added if new; 0: out of memory.  A name whose
+ * hash is taken by another goes on to hash + 1, + 2...: lookups follow
+ * the same chain, and nothing is ever removed.
+ */
 
 static uint32_t
-ngx_http_malloc_folded_name(ngx_http_malloc_fctx_t *ctx, uint64_t addr)
+ngx_http_malloc_named_name(ngx_http_malloc_named_t *np, const char *s,
+    size_t len)
 {
-    int                       map;
     size_t                    cap;
     uint64_t                  h;
-    const char               *s, **list;
-    ngx_http_malloc_fslot_t  *slot, *nslot;
-    char                      hex[32];
+    const char              **names, *copy;
+    ngx_http_malloc_fslot_t  *slot;
 
-    if (ngx_http_malloc_folded_grow(ctx->f->arena, &ctx->addrs) != 0) {
+    if (ngx_http_malloc_ftable_grow(np->arena, &np->byname) != 0) {
         return 0;
     }
 
-    slot = ngx_http_malloc_folded_find(&ctx->addrs, addr);
+    h = ngx_http_malloc_folded_hash(s, len);
 
-    if (slot->value != 0) {
-        return slot->value;
-    }
-
-    s = NULL;
-    map = -1;
-
-    if (ctx->f->resolve != NULL) {
-        s = ctx->f->resolve(ctx->f->data, addr, &map);
-    }
-
-    if (s == NULL) {
-        snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long) addr);
-        s = hex;
-    }
-
-    /*
-     * equal names share an index; a name whose hash is taken by another
-     * goes on to hash + 1, + 2...: lookups follow the same chain, and
-     * nothing is ever removed
-     */
-
-    if (ngx_http_malloc_folded_grow(ctx->f->arena, &ctx->names) != 0) {
-        return 0;
-    }
-
-    h = ngx_http_malloc_folded_hash(s);
-
-    for (nslot = ngx_http_malloc_folded_find(&ctx->names, h);
-         nslot->value != 0;
-         nslot = ngx_http_malloc_folded_find(&ctx->names, ++h))
+    for (slot = ngx_http_malloc_ftable_find(&np->byname, h);
+         slot->value != 0;
+         slot = ngx_http_malloc_ftable_find(&np->byname, ++h))
     {
-        if (strcmp(ctx->list[nslot->value - 1], s) == 0) {
-            break;
+        copy = np->names[slot->value - 1];
+
+        if (strncmp(copy, s, len) == 0 && copy[len] == '\0') {
+            return slot->value;
         }
     }
 
-    if (nslot->value == 0) {
-        if (ctx->nlist == ctx->list_cap) {
-            cap = ctx->list_cap ? ctx->list_cap * 2 : 1024;
-            list = ngx_http_malloc_arena_alloc(ctx->f->arena,
-                                               cap * sizeof(char *));
-            if (list == NULL) {
-                return 0;
-            }
-
-            if (ctx->nlist != 0) {
-                memcpy(list, ctx->list, ctx->nlist * sizeof(char *));
-            }
-
-            ctx->list = list;
-            ctx->list_cap = cap;
-        }
-
-        s = ngx_http_malloc_arena_strndup(ctx->f->arena, s, strlen(s));
-        if (s == NULL) {
+    if (np->nnames == np->names_cap) {
+        cap = np->names_cap ? np->names_cap * 2 : 1024;
+        names = ngx_http_malloc_arena_alloc(np->arena, cap * sizeof(char *));
+        if (names == NULL) {
             return 0;
         }
 
-        ctx->list[ctx->nlist++] = s;
-        nslot->key = h;
-        nslot->value = (uint32_t) ctx->nlist;
-        ctx->names.n++;
+        if (np->nnames != 0) {
+            memcpy(names, np->names, np->nnames * sizeof(char *));
+        }
+
+        np->names = names;
+        np->names_cap = cap;
     }
 
-    slot->key = addr;
-    slot->value = nslot->value;
-    ctx->addrs.n++;
+    copy = ngx_http_malloc_arena_strndup(np->arena, s, len);
+    if (copy == NULL) {
+        return 0;
+    }
+
+    np->names[np->nnames++] = copy;
+    slot->key = h;
+    slot->value = (uint32_t) np->nnames;
+    np->byname.n++;
 
     return slot->value;
 }
 
 
-int
-ngx_http_malloc_folded_encode(const ngx_http_malloc_folded_t *f,
-    ngx_http_malloc_mbuf_t *out, char *err)
+/* the stack of these names (indexes + 1), added if new; NULL: no memory */
+
+static ngx_http_malloc_nstack_t *
+ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
+    uint32_t n)
 {
-    size_t                          i, k;
-    int64_t                         v[4];
-    uint32_t                       *ids;
-    const ngx_http_malloc_heap_t   *heap;
-    const ngx_http_malloc_stack_t  *s;
-    ngx_http_malloc_fctx_t          ctx;
-    ngx_http_malloc_mbuf_t          stacks;
+    size_t                     cap;
+    uint64_t                   h;
+    ngx_http_malloc_fslot_t   *slot;
+    ngx_http_malloc_nstack_t  *s, *stacks;
 
-    memset(&ctx, 0, sizeof(ngx_http_malloc_fctx_t));
-    memset(&stacks, 0, sizeof(ngx_http_malloc_mbuf_t));
-    ctx.f = f;
-    heap = f->heap;
+    if (ngx_http_malloc_ftable_grow(np->arena, &np->bystack) != 0) {
+        return NULL;
+    }
 
-    /* the stacks first: they name the functions */
+    h = ngx_http_malloc_folded_hash(ids, n * sizeof(uint32_t));
 
-    ngx_http_malloc_mbuf_append(&stacks, "[", 1);
+    for (slot = ngx_http_malloc_ftable_find(&np->bystack, h);
+         slot->value != 0;
+         slot = ngx_http_malloc_ftable_find(&np->bystack, ++h))
+    {
+        s = &np->stacks[slot->value - 1];
 
-    for (i = 0; i < heap->nstacks; i++) {
-        s = &heap->stacks[i];
+        if (s->n == n && memcmp(s->ids, ids, n * sizeof(uint32_t)) == 0) {
+            return s;
+        }
+    }
 
-        ids = ngx_http_malloc_arena_alloc(f->arena,
-                                          (s->nframes + 1) * sizeof(uint32_t));
-        if (ids == NULL) {
-            goto nomem;
+    if (np->nstacks == np->stacks_cap) {
+        cap = np->stacks_cap ? np->stacks_cap * 2 : 1024;
+        stacks = ngx_http_malloc_arena_alloc(np->arena,
+                                 cap * sizeof(ngx_http_malloc_nstack_t));
+        if (stacks == NULL) {
+            return NULL;
         }
 
-        for (k = 0; k < s->nframes; k++) {
-            ids[k] = ngx_http_malloc_folded_name(&ctx, s->frames[k]);
-            if (ids[k] == 0) {
+        if (np->nstacks != 0) {
+            memcpy(stacks, np->stacks,
+                   np->nstacks * sizeof(ngx_http_malloc_nstack_t));
+        }
+
+        np->stacks = stacks;
+        np->stacks_cap = cap;
+    }
+
+    s = &np->stacks[np->nstacks];
+
+    s->ids = ngx_http_malloc_arena_alloc(np->arena,
+                                         (n + 1) * sizeof(uint32_t));
+    if (s->ids == NULL) {
+        return NULL;
+    }
+
+    if (n != 0) {
+        memcpy(s->ids, ids, n * sizeof(uint32_t));
+    }
+
+    s->n = n;
+
+    np->nstacks++;
+    slot->key = h;
+    slot->value = (uint32_t) np->nstacks;
+    np->bystack.n++;
+
+    return s;
+}
+
+
+static void
+ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s, const int64_t *v,
+    int base)
+{
+    size_t    i;
+    int64_t  *to;
+
+    to = base ? s->base : s->v;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_FOLDED_VALUES; i++) {
+        to[i] += v[i];
+    }
+}
+
+
+int
+ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
+    const ngx_http_malloc_heap_t *heap, ngx_http_malloc_resolve_pt resolve,
+    void *data, int base, char *err)
+{
+    int                             map;
+    size_t                          i, k;
+    int64_t                         v[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    uint32_t                       *ids, cap;
+    const char                     *s;
+    ngx_http_malloc_fslot_t        *slot;
+    ngx_http_malloc_ftable_t        addrs;
+    ngx_http_malloc_nstack_t       *ns;
+    const ngx_http_malloc_stack_t  *st;
+    char                            hex[32];
+
+    memset(&addrs, 0, sizeof(ngx_http_malloc_ftable_t));
+
+    /* an empty base is a base: everything grew */
+    np->has_base |= (base != 0);
+
+    if (np->period == 0) {
+        np->period = heap->period;
+    }
+
+    if (heap->accum) {
+        np->alloc = 1;
+    }
+
+    ids = NULL;
+    cap = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        st = &heap->stacks[i];
+
+        if (st->nframes + 1 > cap) {
+            cap = st->nframes + 1;
+            ids = ngx_http_malloc_arena_alloc(np->arena,
+                                              cap * sizeof(uint32_t));
+            if (ids == NULL) {
                 goto nomem;
             }
         }
 
-        ngx_http_malloc_mbuf_append(&stacks, i ? ",[" : "[", i ? 2 : 1);
-
         /* jemalloc lists the allocating frame first: the root goes first */
 
-        for (k = s->nframes; k > 0; k--) {
-            ngx_http_malloc_mbuf_printf(&stacks, k == s->nframes ? "%u"
-                                                                : ",%u",
-                                        (unsigned) ids[k - 1] - 1);
+        for (k = 0; k < st->nframes; k++) {
+
+            if (ngx_http_malloc_ftable_grow(np->arena, &addrs) != 0) {
+                goto nomem;
+            }
+
+            slot = ngx_http_malloc_ftable_find(&addrs, st->frames[k]);
+
+            if (slot->value == 0) {
+                map = -1;
+                s = (resolve != NULL) ? resolve(data, st->frames[k], &map)
+                                      : NULL;
+
+                if (s == NULL) {
+                    snprintf(hex, sizeof(hex), "0x%llx",
+                             (unsigned long long) st->frames[k]);
+                    s = hex;
+                }
+
+                slot->value = ngx_http_malloc_named_name(np, s, strlen(s));
+                if (slot->value == 0) {
+                    goto nomem;
+                }
+
+                slot->key = st->frames[k];
+                addrs.n++;
+            }
+
+            ids[st->nframes - 1 - k] = slot->value;
         }
 
-        ngx_http_malloc_mbuf_append(&stacks, "]", 1);
+        ns = ngx_http_malloc_named_stack(np, ids, st->nframes);
+        if (ns == NULL) {
+            goto nomem;
+        }
+
+        ngx_http_malloc_heap_unbias(heap->period, st->objs, st->bytes,
+                                    &v[1], &v[0]);
+        ngx_http_malloc_heap_unbias(heap->period, st->accum_objs,
+                                    st->accum_bytes, &v[3], &v[2]);
+
+        ngx_http_malloc_named_add(ns, v, base);
     }
 
-    ngx_http_malloc_mbuf_append(&stacks, "]", 1);
+    return 0;
 
-    if (stacks.failed) {
-        goto nomem;
-    }
+nomem:
+
+    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+             "out of memory while naming the stacks");
+    return -1;
+}
+
+
+int
+ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
+    uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err)
+{
+    size_t                           i, k, nv;
+    const ngx_http_malloc_nstack_t  *s;
+
+    nv = np->alloc ? 4 : 2;
 
     ngx_http_malloc_mbuf_printf(out, "{\"period\":%llu,\"seconds\":%llu,"
                                 "\"types\":[\"inuse_space\","
                                 "\"inuse_objects\"%s],\"names\":[",
-                                (unsigned long long) heap->period,
-                                (unsigned long long) f->seconds,
-                                heap->accum ? ",\"alloc_space\","
-                                              "\"alloc_objects\"" : "");
+                                (unsigned long long) np->period,
+                                (unsigned long long) seconds,
+                                np->alloc ? ",\"alloc_space\","
+                                            "\"alloc_objects\"" : "");
 
-    for (i = 0; i < ctx.nlist; i++) {
+    for (i = 0; i < np->nnames; i++) {
         if (i != 0) {
             ngx_http_malloc_mbuf_append(out, ",", 1);
         }
 
-        ngx_http_malloc_folded_string(out, ctx.list[i]);
+        ngx_http_malloc_folded_string(out, np->names[i]);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"stacks\":", 11);
-    ngx_http_malloc_mbuf_append(out, stacks.data, stacks.len);
-    ngx_http_malloc_mbuf_free(&stacks);
+    ngx_http_malloc_mbuf_append(out, "],\"stacks\":[", 12);
 
-    ngx_http_malloc_mbuf_append(out, ",\"values\":[", 11);
+    for (i = 0; i < np->nstacks; i++) {
+        s = &np->stacks[i];
 
-    for (i = 0; i < heap->nstacks; i++) {
-        s = &heap->stacks[i];
+        ngx_http_malloc_mbuf_append(out, i ? ",[" : "[", i ? 2 : 1);
 
-        ngx_http_malloc_heap_unbias(heap->period, s->objs, s->bytes,
-                                    &v[1], &v[0]);
-        ngx_http_malloc_heap_unbias(heap->period, s->accum_objs,
-                                    s->accum_bytes, &v[3], &v[2]);
+        for (k = 0; k < s->n; k++) {
+            ngx_http_malloc_mbuf_printf(out, k ? ",%u" : "%u",
+                                        (unsigned) s->ids[k] - 1);
+        }
 
-        if (heap->accum) {
-            ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld,%lld,%lld]",
-                                        i ? "," : "", (long long) v[0],
-                                        (long long) v[1], (long long) v[2],
-                                        (long long) v[3]);
-        } else {
-            ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld]", i ? "," : "",
-                                        (long long) v[0], (long long) v[1]);
+        ngx_http_malloc_mbuf_append(out, "]", 1);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"values\":[", 12);
+
+    for (i = 0; i < np->nstacks; i++) {
+        ngx_http_malloc_folded_row(out, np->stacks[i].v, nv, i == 0);
+    }
+
+    if (np->has_base) {
+        ngx_http_malloc_mbuf_append(out, "],\"base_values\":[", 17);
+
+        for (i = 0; i < np->nstacks; i++) {
+            ngx_http_malloc_folded_row(out, np->stacks[i].base, nv, i == 0);
         }
     }
 
@@ -313,14 +460,44 @@ ngx_http_malloc_folded_encode(const ngx_http_malloc_folded_t *f,
     }
 
     return 0;
+}
 
-nomem:
 
-    ngx_http_malloc_mbuf_free(&stacks);
-    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
-             "out of memory while naming the stacks");
+static void
+ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out, const int64_t *v,
+    size_t n, int first)
+{
+    if (n == 4) {
+        ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld,%lld,%lld]",
+                                    first ? "" : ",", (long long) v[0],
+                                    (long long) v[1], (long long) v[2],
+                                    (long long) v[3]);
+        return;
+    }
 
-    return -1;
+    ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld]", first ? "" : ",",
+                                (long long) v[0], (long long) v[1]);
+}
+
+
+int
+ngx_http_malloc_folded_encode(const ngx_http_malloc_folded_t *f,
+    ngx_http_malloc_mbuf_t *out, char *err)
+{
+    ngx_http_malloc_named_t  np;
+
+    ngx_http_malloc_named_init(&np, f->arena);
+
+    if (ngx_http_malloc_named_heap(&np, f->heap, f->resolve, f->data, 0, err)
+        != 0)
+    {
+        return -1;
+    }
+
+    /* the period of an empty heap too */
+    np.period = f->heap->period;
+
+    return ngx_http_malloc_named_write(&np, f->seconds, out, err);
 }
 
 
@@ -345,4 +522,602 @@ ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out, const char *s)
     }
 
     ngx_http_malloc_mbuf_append(out, "\"", 1);
+}
+
+
+/* ---- profile.proto, as the module writes snapshots ---- */
+
+
+int
+ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
+    const unsigned char *gz, size_t len, int base, char *err)
+{
+    uint64_t                 tag, v;
+    ngx_http_malloc_pb_t     raw, b, m;
+    ngx_http_malloc_proto_t  pr;
+
+    np->has_base |= (base != 0);
+
+    if (ngx_http_malloc_gunzip(np->arena, gz, len, &raw) != 0) {
+        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+                 "not a gzipped profile (or larger than %d bytes)",
+                 NGX_HTTP_MALLOC_PROTO_MAX);
+        return -1;
+    }
+
+    memset(&pr, 0, sizeof(ngx_http_malloc_proto_t));
+
+    if (ngx_http_malloc_proto_scan(np, raw, &pr, err) != 0) {
+        return -1;
+    }
+
+    /* the samples, once every location and function is known */
+
+    b = raw;
+
+    while (b.p < b.end) {
+        if (ngx_http_malloc_pb_field(&b, &tag, &v, &m) != 0) {
+            goto malformed;
+        }
+
+        if (tag == (2 << 3 | 2)
+            && ngx_http_malloc_proto_sample(np, &pr, m, base) != 0)
+        {
+            goto malformed;
+        }
+    }
+
+    return 0;
+
+malformed:
+
+    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+             "a malformed profile.proto, or out of memory");
+    return -1;
+}
+
+
+static int
+ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
+    const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw)
+{
+    int                     rc;
+    z_stream                z;
+    unsigned char           buf[65536];
+    unsigned char          *data;
+    ngx_http_malloc_mbuf_t  out;
+
+    memset(&z, 0, sizeof(z));
+    memset(&out, 0, sizeof(out));
+
+    if (inflateInit2(&z, 15 + 16) != Z_OK) {
+        return -1;
+    }
+
+    z.next_in = (unsigned char *) gz;
+    z.avail_in = (uInt) len;
+
+    do {
+        z.next_out = buf;
+        z.avail_out = sizeof(buf);
+
+        rc = inflate(&z, Z_NO_FLUSH);
+
+        if (rc != Z_OK && rc != Z_STREAM_END) {
+            break;
+        }
+
+        ngx_http_malloc_mbuf_append(&out, buf, sizeof(buf) - z.avail_out);
+
+        if (out.len > NGX_HTTP_MALLOC_PROTO_MAX) {
+            rc = Z_MEM_ERROR;
+            break;
+        }
+
+    } while (rc != Z_STREAM_END && !out.failed
+             && (z.avail_in != 0 || z.avail_out == 0));
+
+    (void) inflateEnd(&z);
+
+    if (rc != Z_STREAM_END || out.failed) {
+        ngx_http_malloc_mbuf_free(&out);
+        return -1;
+    }
+
+    /* into the arena: it goes with the profile */
+
+    data = ngx_http_malloc_arena_alloc(arena, out.len + 1);
+    if (data == NULL) {
+        ngx_http_malloc_mbuf_free(&out);
+        return -1;
+    }
+
+    if (out.len != 0) {
+        memcpy(data, out.data, out.len);
+    }
+
+    raw->p = data;
+    raw->end = data + out.len;
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    return 0;
+}
+
+
+static int
+ngx_http_malloc_pb_varint(ngx_http_malloc_pb_t *b, uint64_t *v)
+{
+    int  shift;
+
+    *v = 0;
+
+    for (shift = 0; shift < 64; shift += 7) {
+        if (b->p >= b->end) {
+            return -1;
+        }
+
+        *v |= (uint64_t) (*b->p & 0x7f) << shift;
+
+        if ((*b->p++ & 0x80) == 0) {
+            return 0;
+        }
+    }
+
+    return -1;
+}
+
+
+/* the next field: its tag, a varint's value, or a length's payload */
+
+static int
+ngx_http_malloc_pb_field(ngx_http_malloc_pb_t *b, uint64_t *tag, uint64_t *v,
+    ngx_http_malloc_pb_t *sub)
+{
+    if (ngx_http_malloc_pb_varint(b, tag) != 0) {
+        return -1;
+    }
+
+    *v = 0;
+    sub->p = b->p;
+    sub->end = b->p;
+
+    switch (*tag & 7) {
+
+    case 0:
+        return ngx_http_malloc_pb_varint(b, v);
+
+    case 1:
+        if (b->end - b->p < 8) {
+            return -1;
+        }
+
+        b->p += 8;
+        return 0;
+
+    case 2:
+        if (ngx_http_malloc_pb_varint(b, v) != 0
+            || *v > (uint64_t) (b->end - b->p))
+        {
+            return -1;
+        }
+
+        sub->p = b->p;
+        sub->end = b->p + *v;
+        b->p += *v;
+        return 0;
+
+    case 5:
+        if (b->end - b->p < 4) {
+            return -1;
+        }
+
+        b->p += 4;
+        return 0;
+
+    default:
+        return -1;
+    }
+}
+
+
+/* strings, sample types, functions and locations */
+
+static int
+ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr, char *err)
+{
+    size_t                 n, len, i;
+    uint64_t               tag, v, t;
+    const char            *s;
+    ngx_http_malloc_pb_t   b, m, f, sub, *types;
+    static const char     *known[] = { "inuse_space", "inuse_objects",
+                                       "alloc_space", "alloc_objects" };
+
+    /* count the strings and sample types first, to size their arrays */
+
+    n = 0;
+    pr->ncols = 0;
+    b = raw;
+
+    while (b.p < b.end) {
+        if (ngx_http_malloc_pb_field(&b, &tag, &v, &m) != 0) {
+            goto malformed;
+        }
+
+        n += (tag == (6 << 3 | 2));
+        pr->ncols += (tag == (1 << 3 | 2));
+    }
+
+    if (pr->ncols > 16) {
+        goto malformed;
+    }
+
+    pr->strings = ngx_http_malloc_arena_alloc(np->arena,
+                                   (n + 1) * sizeof(ngx_http_malloc_pb_t));
+    types = ngx_http_malloc_arena_alloc(np->arena,
+                                   (pr->ncols + 1)
+                                   * sizeof(ngx_http_malloc_pb_t));
+    if (pr->strings == NULL || types == NULL) {
+        goto malformed;
+    }
+
+    b = raw;
+    i = 0;
+
+    while (b.p < b.end) {
+        (void) ngx_http_malloc_pb_field(&b, &tag, &v, &m);
+
+        if (tag == (6 << 3 | 2)) {
+            pr->strings[pr->nstrings++] = m;
+
+        } else if (tag == (1 << 3 | 2)) {
+            types[i++] = m;
+
+        } else if (tag == (12 << 3 | 0) && np->period == 0) {
+            np->period = v;
+        }
+    }
+
+    /* which of our four values each sample value is */
+
+    for (i = 0; i < pr->ncols; i++) {
+        pr->col[i] = -1;
+        f = types[i];
+
+        while (f.p < f.end) {
+            if (ngx_http_malloc_pb_field(&f, &tag, &t, &sub) != 0) {
+                goto malformed;
+            }
+
+            if (tag != (1 << 3 | 0)) {
+                continue;
+            }
+
+            s = ngx_http_malloc_proto_string(pr, t, &len);
+
+            for (n = 0; s != NULL && n < 4; n++) {
+                if (len == strlen(known[n]) && memcmp(s, known[n], len) == 0)
+                {
+                    pr->col[i] = (int) n;
+                    np->alloc |= (n >= 2);
+                }
+            }
+        }
+    }
+
+    /* functions before locations: a location names its functions */
+
+    for (t = 5; t >= 4; t--) {
+        b = raw;
+
+        while (b.p < b.end) {
+            (void) ngx_http_malloc_pb_field(&b, &tag, &v, &m);
+
+            if (tag != (t << 3 | 2)) {
+                continue;
+            }
+
+            if ((t == 5 && ngx_http_malloc_proto_function(np, pr, m) != 0)
+                || (t == 4 && ngx_http_malloc_proto_location(np, pr, m) != 0))
+            {
+                goto malformed;
+            }
+        }
+    }
+
+    return 0;
+
+malformed:
+
+    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+             "a malformed profile.proto, or out of memory");
+    return -1;
+}
+
+
+static const char *
+ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr, uint64_t i,
+    size_t *len)
+{
+    if (i >= pr->nstrings) {
+        return NULL;
+    }
+
+    *len = pr->strings[i].end - pr->strings[i].p;
+
+    return (const char *) pr->strings[i].p;
+}
+
+
+/* Function: id 1, name 2 (a string index) */
+
+static int
+ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
+{
+    size_t                    len;
+    uint64_t                  tag, v, id, name;
+    uint32_t                  n;
+    const char               *s;
+    ngx_http_malloc_pb_t      sub;
+    ngx_http_malloc_fslot_t  *slot;
+
+    id = 0;
+    name = 0;
+
+    while (m.p < m.end) {
+        if (ngx_http_malloc_pb_field(&m, &tag, &v, &sub) != 0) {
+            return -1;
+        }
+
+        if (tag == (1 << 3 | 0)) {
+            id = v;
+
+        } else if (tag == (2 << 3 | 0)) {
+            name = v;
+        }
+    }
+
+    s = ngx_http_malloc_proto_string(pr, name, &len);
+    if (s == NULL) {
+        s = "?";
+        len = 1;
+    }
+
+    n = ngx_http_malloc_named_name(np, s, len);
+
+    if (n == 0 || ngx_http_malloc_ftable_grow(np->arena, &pr->funcs) != 0) {
+        return -1;
+    }
+
+    slot = ngx_http_malloc_ftable_find(&pr->funcs, id);
+
+    if (slot->value == 0) {
+        pr->funcs.n++;
+    }
+
+    slot->key = id;
+    slot->value = n;
+
+    return 0;
+}
+
+
+/* Location: id 1, line 4 (Line: function_id 1), innermost line first */
+
+static int
+ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
+{
+    size_t                    nlines, i;
+    uint64_t                  tag, v, id, fid;
+    uint32_t                 *names, **all;
+    ngx_http_malloc_pb_t      b, line, sub;
+    ngx_http_malloc_fslot_t  *slot;
+
+    nlines = 0;
+    id = 0;
+    b = m;
+
+    while (b.p < b.end) {
+        if (ngx_http_malloc_pb_field(&b, &tag, &v, &line) != 0) {
+            return -1;
+        }
+
+        nlines += (tag == (4 << 3 | 2));
+
+        if (tag == (1 << 3 | 0)) {
+            id = v;
+        }
+    }
+
+    names = ngx_http_malloc_arena_alloc(np->arena,
+                                        (nlines + 1) * sizeof(uint32_t));
+    if (names == NULL) {
+        return -1;
+    }
+
+    i = 0;
+    b = m;
+
+    while (b.p < b.end) {
+        (void) ngx_http_malloc_pb_field(&b, &tag, &v, &line);
+
+        if (tag != (4 << 3 | 2)) {
+            continue;
+        }
+
+        fid = 0;
+
+        while (line.p < line.end) {
+            if (ngx_http_malloc_pb_field(&line, &tag, &v, &sub) != 0) {
+                return -1;
+            }
+
+            if (tag == (1 << 3 | 0)) {
+                fid = v;
+            }
+        }
+
+        if (pr->funcs.slots == NULL) {
+            return -1;
+        }
+
+        slot = ngx_http_malloc_ftable_find(&pr->funcs, fid);
+        if (slot->value == 0) {
+            return -1;
+        }
+
+        names[i++] = slot->value;
+    }
+
+    names[i] = 0;
+
+    if ((pr->nlocs & (pr->nlocs - 1)) == 0) {
+        /* 0, 1, 2, 4...: a power of two, time to double */
+        all = ngx_http_malloc_arena_alloc(np->arena,
+                                          (pr->nlocs ? pr->nlocs * 2 : 1)
+                                          * sizeof(uint32_t *));
+        if (all == NULL) {
+            return -1;
+        }
+
+        if (pr->nlocs != 0) {
+            memcpy(all, pr->loc_names, pr->nlocs * sizeof(uint32_t *));
+        }
+
+        pr->loc_names = all;
+    }
+
+    if (ngx_http_malloc_ftable_grow(np->arena, &pr->locs) != 0) {
+        return -1;
+    }
+
+    pr->loc_names[pr->nlocs++] = names;
+
+    slot = ngx_http_malloc_ftable_find(&pr->locs, id);
+
+    if (slot->value == 0) {
+        pr->locs.n++;
+    }
+
+    slot->key = id;
+    slot->value = (uint32_t) pr->nlocs;
+
+    return 0;
+}
+
+
+/*
+ * Sample: location_id 1 (leaf first), value 2, both packed or not.  Its
+ * stack is written root first: locations from the last, and each
+ * location's lines from its outermost.
+ */
+
+static int
+ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int base)
+{
+    size_t                     nids, nvals, nlocs, i, k;
+    int64_t                    v[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    uint32_t                  *ids, *names;
+    uint64_t                   tag, x, *locs;
+    ngx_http_malloc_pb_t       b, sub;
+    ngx_http_malloc_fslot_t   *slot;
+    ngx_http_malloc_nstack_t  *s;
+
+    /* at most one location per byte of the sample */
+
+    locs = ngx_http_malloc_arena_alloc(np->arena,
+                                       (m.end - m.p + 1) * sizeof(uint64_t));
+    if (locs == NULL) {
+        return -1;
+    }
+
+    memset(v, 0, sizeof(v));
+    nlocs = 0;
+    nvals = 0;
+    b = m;
+
+    while (b.p < b.end) {
+        if (ngx_http_malloc_pb_field(&b, &tag, &x, &sub) != 0) {
+            return -1;
+        }
+
+        if (tag == (1 << 3 | 0)) {
+            locs[nlocs++] = x;
+
+        } else if (tag == (1 << 3 | 2)) {
+            while (sub.p < sub.end) {
+                if (ngx_http_malloc_pb_varint(&sub, &locs[nlocs++]) != 0) {
+                    return -1;
+                }
+            }
+
+        } else if (tag == (2 << 3 | 0)) {
+            if (nvals < pr->ncols && pr->col[nvals] >= 0) {
+                v[pr->col[nvals]] = (int64_t) x;
+            }
+
+            nvals++;
+
+        } else if (tag == (2 << 3 | 2)) {
+            while (sub.p < sub.end) {
+                if (ngx_http_malloc_pb_varint(&sub, &x) != 0) {
+                    return -1;
+                }
+
+                if (nvals < pr->ncols && pr->col[nvals] >= 0) {
+                    v[pr->col[nvals]] = (int64_t) x;
+                }
+
+                nvals++;
+            }
+        }
+    }
+
+    /* the names of all the locations' lines, counted, then placed */
+
+    nids = 0;
+
+    for (i = 0; i < nlocs; i++) {
+        if (pr->locs.slots == NULL) {
+            return -1;
+        }
+
+        slot = ngx_http_malloc_ftable_find(&pr->locs, locs[i]);
+        if (slot->value == 0) {
+            return -1;
+        }
+
+        for (names = pr->loc_names[slot->value - 1]; *names; names++) {
+            nids++;
+        }
+    }
+
+    ids = ngx_http_malloc_arena_alloc(np->arena,
+                                      (nids + 1) * sizeof(uint32_t));
+    if (ids == NULL) {
+        return -1;
+    }
+
+    k = nids;
+
+    for (i = 0; i < nlocs; i++) {
+        slot = ngx_http_malloc_ftable_find(&pr->locs, locs[i]);
+
+        for (names = pr->loc_names[slot->value - 1]; *names; names++) {
+            ids[--k] = *names;
+        }
+    }
+
+    s = ngx_http_malloc_named_stack(np, ids, (uint32_t) nids);
+    if (s == NULL) {
+        return -1;
+    }
+
+    ngx_http_malloc_named_add(s, v, base);
+
+    return 0;
 }

@@ -7,7 +7,7 @@
  * JSON.
  *
  * Owns: the endpoint table.  Calls: the endpoint files (commands,
- * profile, stats, snapshot), reply, and the pure core (origin).
+ * profile, stats, snapshot, ui), reply, and the pure core (origin).
  */
 
 
@@ -24,6 +24,7 @@
 #include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_stats.h"
 #include "ngx_http_malloc_snapshot.h"
+#include "ngx_http_malloc_ui.h"
 #include "ngx_http_malloc_origin.h"
 
 
@@ -136,6 +137,16 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
       NGX_HTTP_GET|NGX_HTTP_HEAD,
       ngx_string("GET, HEAD"), 0, 0,
       ngx_http_malloc_profile },
+
+    { ngx_string("ui"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0,
+      ngx_http_malloc_ui },
+
+    { ngx_string("ui/"),
+      NGX_HTTP_GET|NGX_HTTP_HEAD,
+      ngx_string("GET, HEAD"), 0, 0,
+      ngx_http_malloc_ui },
 
     { ngx_null_string, 0, ngx_null_string, 0, 0, NULL }
 };

@@ -4,6 +4,8 @@
  * subdirectories, no leading dot (our temporary files use it), no control
  * characters.  That keeps the only untrusted component the last one, which
  * the dump writer opens with O_EXCL and O_NOFOLLOW.
+ *
+ * Owns: the naming rules.  Calls: nothing of the module (pure C).
  */
 
 
@@ -235,4 +237,30 @@ ngx_http_malloc_path_strerror(int rc)
     default:
         return "the name is valid";
     }
+}
+
+
+int
+ngx_http_malloc_path_snapshot(const unsigned char *name, size_t len)
+{
+    size_t  i;
+
+    if (len <= sizeof(NGX_HTTP_MALLOC_PATH_SNAPSHOT) - 1
+        || len > NGX_HTTP_MALLOC_NAME_MAX
+        || memcmp(name, NGX_HTTP_MALLOC_PATH_SNAPSHOT,
+                  sizeof(NGX_HTTP_MALLOC_PATH_SNAPSHOT) - 1)
+           != 0)
+    {
+        return 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (name[i] <= 0x20 || name[i] == '/' || name[i] == 0x7f
+            || name[i] == '"')
+        {
+            return 0;
+        }
+    }
+
+    return 1;
 }

@@ -50,6 +50,13 @@ int ngx_http_malloc_path_template(const char *dir, size_t dir_len,
 int ngx_http_malloc_path_expand(const char *tmpl, long pid, char *out,
     size_t size);
 
+/*
+ * 1 when "name" may be a scheduled snapshot's file: "snapshot-" and more,
+ * at most a file name long, no '/', no space, control byte or '"'.  What
+ * the admin location serves from the dump directory.
+ */
+int ngx_http_malloc_path_snapshot(const unsigned char *name, size_t len);
+
 /* a sentence saying what is wrong with a refused name */
 const char *ngx_http_malloc_path_strerror(int rc);
 

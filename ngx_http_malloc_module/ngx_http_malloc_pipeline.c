@@ -43,6 +43,12 @@ static int ngx_http_malloc_pipe_fail(ngx_http_malloc_pipe_t *pl, int rc,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl,
     const char *path, ngx_http_malloc_heap_t *heap);
+static int ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl,
+    const char *path, unsigned char **buf, size_t *len);
+static int ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_named_t *np, const char *path, int base);
+static void ngx_http_malloc_pipe_resolver(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_heap_t *heap, ngx_http_malloc_resolver_t *rs);
 static void ngx_http_malloc_pipe_lock(void);
 static void ngx_http_malloc_pipe_unlock(void);
 static int ngx_http_malloc_pipe_self(ngx_http_malloc_arena_t *arena,
@@ -138,11 +144,33 @@ static int
 ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
     ngx_http_malloc_heap_t *heap)
 {
-    int            fd, err;
-    ssize_t        n;
-    struct stat    st;
-    unsigned char *buf;
-    char           reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    size_t          len;
+    unsigned char  *buf;
+    char            reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+
+    if (ngx_http_malloc_pipe_load(pl, path, &buf, &len) != 0) {
+        return pl->rc;
+    }
+
+    if (ngx_http_malloc_heap_add(heap, buf, len, reason) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
+                                         "cannot parse the dump \"%s\": %s",
+                                         path, reason);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/* a regular file's bytes, into the arena */
+
+static int
+ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
+    unsigned char **buf, size_t *len)
+{
+    int          fd, err;
+    ssize_t      n;
+    struct stat  st;
 
     /* a FIFO put in the dump's place must not block the reader */
 
@@ -175,15 +203,15 @@ ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
                                          NGX_HTTP_MALLOC_DUMP_MAX);
     }
 
-    buf = ngx_http_malloc_arena_alloc(pl->arena, st.st_size + 1);
-    if (buf == NULL) {
+    *buf = ngx_http_malloc_arena_alloc(pl->arena, st.st_size + 1);
+    if (*buf == NULL) {
         (void) close(fd);
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "out of memory while reading "
                                          "\"%s\"", path);
     }
 
-    n = read(fd, buf, st.st_size);
+    n = read(fd, *buf, st.st_size);
     err = errno;
 
     (void) close(fd);
@@ -195,11 +223,7 @@ ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
                                                        : "truncated");
     }
 
-    if (ngx_http_malloc_heap_add(heap, buf, n, reason) != 0) {
-        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
-                                         "cannot parse the dump \"%s\": %s",
-                                         path, reason);
-    }
+    *len = n;
 
     return NGX_HTTP_MALLOC_PIPE_OK;
 }
@@ -226,22 +250,7 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
     } else {
         ngx_http_malloc_pipe_lock();
 
-        /* the first dump's mappings, their symbols loaded into the cache */
-
-        rs.syms = ngx_http_malloc_symbols;
-        rs.arena = pl->arena;
-        rs.maps = NULL;
-        rs.nmaps = 0;
-
-        if (rs.syms != NULL && pl->heap.maps != NULL
-            && ngx_http_malloc_symbols_maps(rs.syms, pl->arena,
-                                            pl->heap.maps, pl->heap.maps_len,
-                                            &rs.maps, &rs.nmaps)
-               != 0)
-        {
-            rs.maps = NULL;
-            rs.nmaps = 0;
-        }
+        ngx_http_malloc_pipe_resolver(pl, &pl->heap, &rs);
 
         ngx_http_malloc_pipe_trim(&pl->heap, rs.maps, rs.nmaps);
 
@@ -299,25 +308,128 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
 }
 
 
+/* the dumps read, or a snapshot; against a snapshot with a base */
+
 static int
 ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
-    ngx_http_malloc_folded_t  f;
-    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                   **path;
+    ngx_http_malloc_named_t  np;
+    char                     err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
 
-    f.heap = &pl->heap;
-    f.resolve = ngx_http_malloc_pipe_resolve;
-    f.data = rs;
-    f.seconds = pl->seconds;
-    f.arena = pl->arena;
+    ngx_http_malloc_named_init(&np, pl->arena);
 
-    if (ngx_http_malloc_folded_encode(&f, &pl->out, err) != 0) {
+    if (pl->snapshot != NULL) {
+        for (path = pl->snapshot; *path != NULL; path++) {
+            if (ngx_http_malloc_pipe_named(pl, &np, *path, 0) != 0) {
+                return pl->rc;
+            }
+        }
+
+    } else if (ngx_http_malloc_named_heap(&np, &pl->heap,
+                                          ngx_http_malloc_pipe_resolve, rs,
+                                          0, err)
+               != 0)
+    {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "%s", err);
+    }
+
+    for (path = pl->against; path != NULL && *path != NULL; path++) {
+        if (ngx_http_malloc_pipe_named(pl, &np, *path, 1) != 0) {
+            return pl->rc;
+        }
+    }
+
+    if (np.period == 0) {
+        np.period = pl->heap.period;
+    }
+
+    if (ngx_http_malloc_named_write(&np, pl->seconds, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
     }
 
     return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/*
+ * A snapshot's file: a profile.proto (format=pprof, named already) or a
+ * worker's heap_v2 dump (format=heap), named here by the symbols of the
+ * files it lists.  With the symbol cache locked.
+ */
+
+static int
+ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_named_t *np, const char *path, int base)
+{
+    size_t                      len, plen;
+    unsigned char              *buf;
+    ngx_http_malloc_heap_t      heap;
+    ngx_http_malloc_resolver_t  rs;
+    char                        err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    if (ngx_http_malloc_pipe_load(pl, path, &buf, &len) != 0) {
+        return pl->rc;
+    }
+
+    plen = strlen(path);
+
+    if (plen > 6 && strcmp(path + plen - 6, ".pb.gz") == 0) {
+        if (ngx_http_malloc_named_pprof(np, buf, len, base, err) != 0) {
+            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
+                                             "cannot read the snapshot "
+                                             "\"%s\": %s", path, err);
+        }
+
+        return NGX_HTTP_MALLOC_PIPE_OK;
+    }
+
+    ngx_http_malloc_heap_init(&heap, pl->arena);
+
+    if (ngx_http_malloc_heap_add(&heap, buf, len, err) != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
+                                         "cannot parse the snapshot "
+                                         "\"%s\": %s", path, err);
+    }
+
+    ngx_http_malloc_pipe_resolver(pl, &heap, &rs);
+    ngx_http_malloc_pipe_trim(&heap, rs.maps, rs.nmaps);
+
+    if (ngx_http_malloc_named_heap(np, &heap, ngx_http_malloc_pipe_resolve,
+                                   &rs, base, err)
+        != 0)
+    {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "%s", err);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/* a dump's mappings, their symbols loaded into the cache (locked) */
+
+static void
+ngx_http_malloc_pipe_resolver(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_heap_t *heap, ngx_http_malloc_resolver_t *rs)
+{
+    rs->syms = ngx_http_malloc_symbols;
+    rs->arena = pl->arena;
+    rs->maps = NULL;
+    rs->nmaps = 0;
+
+    if (rs->syms != NULL && heap->maps != NULL
+        && ngx_http_malloc_symbols_maps(rs->syms, pl->arena, heap->maps,
+                                        heap->maps_len, &rs->maps,
+                                        &rs->nmaps)
+           != 0)
+    {
+        rs->maps = NULL;
+        rs->nmaps = 0;
+    }
 }
 
 

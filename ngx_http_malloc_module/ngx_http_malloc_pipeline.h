@@ -48,6 +48,10 @@ typedef struct {
     ngx_http_malloc_mbuf_t      out;        /* the answer */
     unsigned                    format;     /* pipe_format_e */
     unsigned                    seconds;    /* of a growth window, 0: none */
+    char                      **snapshot;   /* FOLDED: these files (a
+                                               snapshot's), not the dumps */
+    char                      **against;    /* FOLDED: a snapshot's files
+                                               to compare with */
     int                         rc;         /* pipe_rc_e of the first
                                                failure */
     char                        error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];

@@ -24,6 +24,7 @@
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_profile.h"
+#include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
@@ -73,6 +74,9 @@ static ngx_int_t ngx_http_malloc_profile_finish(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf);
 static void ngx_http_malloc_profile_window(ngx_event_t *ev);
 static void ngx_http_malloc_profile_unreadable(void *data, const char *path);
+static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
+    ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
+    ngx_int_t *sent);
 
 
 /* names this worker's hidden dumps apart, however many profiles run */
@@ -83,9 +87,9 @@ ngx_int_t
 ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    ngx_int_t                     n;
+    ngx_int_t                     n, rc;
     ngx_str_t                     arg;
-    ngx_uint_t                    i, nw, found;
+    ngx_uint_t                    i, nw, found, snapshot, base;
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_profile_t    *pf;
     ngx_http_malloc_main_conf_t  *mmcf;
@@ -143,6 +147,31 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         ctx->cmd.target = (ngx_pid_t) n;
     }
 
+    snapshot = (ngx_http_arg(r, (u_char *) "snapshot", 8, &arg) == NGX_OK);
+    base = (ngx_http_arg(r, (u_char *) "base", 4, &arg) == NGX_OK);
+
+    /* snapshots are of all workers: nothing to compare one worker with */
+
+    if ((snapshot || base)
+        && (ctx->endpoint != NGX_HTTP_MALLOC_EP_PPROF_FOLDED
+            || pf->pipe.seconds || ctx->cmd.target))
+    {
+        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                   "invalid_argument",
+                   "\"snapshot\" and \"base\" are taken by "
+                   "pprof/heap.json, without \"seconds\" or \"pid\"");
+    }
+
+    if (ngx_http_malloc_profile_snapshot(r, pf->pipe.arena, "snapshot",
+                                         &pf->pipe.snapshot, &rc)
+            != NGX_OK
+        || ngx_http_malloc_profile_snapshot(r, pf->pipe.arena, "base",
+                                            &pf->pipe.against, &rc)
+           != NGX_OK)
+    {
+        return rc;
+    }
+
     pf->pipe.format = (ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
                       ? NGX_HTTP_MALLOC_PIPE_V2
                       : (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_HEAP)
@@ -152,11 +181,139 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
 
+    if (pf->pipe.snapshot != NULL) {
+        /* a snapshot, perhaps against another: nothing to dump */
+
+        pf->paths = ngx_pcalloc(r->pool, sizeof(char *));
+        if (pf->paths == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ctx->request = r;
+
+        return ngx_http_malloc_profile_run(r, pf,
+                                           ngx_http_malloc_profile_build);
+    }
+
     ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
     ctx->answered = ngx_http_malloc_profile_dumped;
     ctx->abandoned = ngx_http_malloc_profile_unlink;
 
     return ngx_http_malloc_profile_post(r, ctx);
+}
+
+
+/*
+ * ?snapshot=<name>, ?base=<name>: a file of the schedule's, as GET
+ * snapshots lists them, or "snapshot-<time>" for all the files of one
+ * snapshot (format=heap writes one per worker).  NGX_OK with *paths
+ * (NULL: not asked), or NGX_DECLINED once the refusal is sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
+    ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
+    ngx_int_t *sent)
+{
+    u_char                       *p;
+    ngx_pool_t                   *pool;
+    ngx_str_t                     name;
+    ngx_uint_t                    i, k, n;
+    ngx_file_info_t               fi;
+    ngx_http_malloc_snap_file_t  *files;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    *paths = NULL;
+
+    if (ngx_http_arg(r, (u_char *) arg, ngx_strlen(arg), &name) != NGX_OK) {
+        return NGX_OK;
+    }
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (!ngx_http_malloc_path_snapshot(name.data, name.len)) {
+        goto none;
+    }
+
+    /*
+     * the listing is gone before the workers dump, and the paths live in
+     * the profile's arena: the profile shows nothing of its own making
+     */
+
+    pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, r->connection->log);
+    if (pool == NULL) {
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DECLINED;
+    }
+
+    n = 0;
+    files = NULL;
+
+    if (name.len == sizeof(NGX_HTTP_MALLOC_SNAP_PREFIX) - 1
+                    + NGX_HTTP_MALLOC_SNAP_TS_LEN
+        && ngx_http_malloc_schedule_list(mmcf, pool, &files, &n,
+                                         r->connection->log)
+           != NGX_OK)
+    {
+        ngx_destroy_pool(pool);
+        goto none;
+    }
+
+    *paths = ngx_http_malloc_arena_alloc(arena, (n + 2) * sizeof(char *));
+    if (*paths == NULL) {
+        ngx_destroy_pool(pool);
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DECLINED;
+    }
+
+    for (i = 0, k = 0; i <= n; i++) {
+
+        /* the name itself, or each file of that time */
+
+        if (i < n && ngx_strncmp(files[i].name, name.data, name.len) != 0) {
+            continue;
+        }
+
+        p = ngx_http_malloc_arena_alloc(arena, mmcf->dump_dir->name.len
+                                               + NGX_HTTP_MALLOC_NAME_MAX + 2);
+        if (p == NULL) {
+            ngx_destroy_pool(pool);
+            *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return NGX_DECLINED;
+        }
+
+        if (i < n) {
+            *ngx_sprintf(p, "%V/%s", &mmcf->dump_dir->name,
+                         files[i].name) = '\0';
+
+        } else if (k == 0) {
+            *ngx_sprintf(p, "%V/%V", &mmcf->dump_dir->name, &name) = '\0';
+
+            if (ngx_link_info(p, &fi) == NGX_FILE_ERROR
+                || !ngx_is_file(&fi))
+            {
+                ngx_destroy_pool(pool);
+                goto none;
+            }
+
+        } else {
+            break;
+        }
+
+        (*paths)[k++] = (char *) p;
+    }
+
+    ngx_destroy_pool(pool);
+
+    return NGX_OK;
+
+none:
+
+    *paths = NULL;
+    *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND, "no_such_snapshot",
+                                  "no snapshot \"%V\" (\"%s\"): GET "
+                                  "snapshots lists them", &name, arg);
+    return NGX_DECLINED;
 }
 
 

@@ -21,6 +21,7 @@
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_snapshot.h"
+#include "ngx_http_malloc_path.h"
 
 
 ngx_int_t
@@ -108,7 +109,6 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 {
     u_char                       *p;
     ngx_fd_t                      fd;
-    ngx_uint_t                    i;
     ngx_buf_t                    *b;
     ngx_int_t                     rc;
     ngx_chain_t                   out;
@@ -123,20 +123,7 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     name = &ctx->rest;
 
-    for (i = 0; i < name->len; i++) {
-        if (name->data[i] <= 0x20 || name->data[i] == '/'
-            || name->data[i] == 0x7f || name->data[i] == '"')
-        {
-            break;
-        }
-    }
-
-    if (i < name->len || name->len > NGX_HTTP_MALLOC_NAME_MAX
-        || name->len <= sizeof(NGX_HTTP_MALLOC_SNAP_PREFIX) - 1
-        || ngx_strncmp(name->data, NGX_HTTP_MALLOC_SNAP_PREFIX,
-                       sizeof(NGX_HTTP_MALLOC_SNAP_PREFIX) - 1)
-           != 0)
-    {
+    if (!ngx_http_malloc_path_snapshot(name->data, name->len)) {
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
                                      "no_such_snapshot",
                                      "no snapshot by that name: GET "

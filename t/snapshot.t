@@ -2,7 +2,8 @@
 
 # malloc_snapshot: one worker takes each snapshot while profiling is on,
 # old ones rotate out by count and size, failures are logged once, and a
-# reload keeps the schedule.
+# reload keeps the schedule.  The heap viewer's JSON reads snapshots and
+# compares the live heap with one.
 
 use strict;
 use warnings;
@@ -123,6 +124,68 @@ ok(!grep(/\.tmp$/, glob("$dir/.*")), 'no temporary file left');
 $t->no_alerts;
 $t->stop;
 
+# the heap viewer's JSON of a snapshot, and the live heap against it
+
+sub held {
+    my ($j, $key) = @_;
+    my $sum = 0;
+    for my $i (0 .. $#{$j->{stacks} // []}) {
+        next unless $j->{names}[$j->{stacks}[$i][-1]]
+                    eq 'ngx_http_malloc_test_hold';
+        $sum += $j->{$key}[$i][0];
+    }
+    return $sum / 1024 / 1024;
+}
+
+{
+my $t = MallocTest->new(workers => 2,
+    http => 'malloc_snapshot interval=1s keep=50;')->start;
+$t->post('/malloc/prof_active', 'true');
+$t->get('/t/alloc?mb=8&block=8');
+my $first;
+ok(poll_until(10, sub {
+    my $list = snapshots($t)->{snapshots};
+    $first = @$list ? $list->[-1]{name} : undef;
+}), 'viewer: a snapshot');
+my @names = ($first);
+my $pid = ($t->worker_pids)[0];
+
+my $r = $t->get("/malloc/pprof/heap.json?snapshot=$names[0]");
+is($r->{status}, 200, 'heap.json?snapshot=<file>');
+ok(abs(held($r->{json}, 'values') - 8) < 2,
+   'the snapshot holds the 8 MiB: ' . held($r->{json}, 'values'));
+my ($group) = $names[0] =~ /^(snapshot-\w{16})/;
+is($t->get("/malloc/pprof/heap.json?snapshot=$group")->{status}, 200,
+   'heap.json?snapshot=<time>');
+$t->get('/t/alloc?mb=16&block=8');
+$r = $t->get("/malloc/pprof/heap.json?base=$group");
+is($r->{status}, 200, 'heap.json?base=');
+ok(abs(held($r->{json}, 'base_values') - 8) < 2
+   && abs(held($r->{json}, 'values') - 24) < 4,
+   sprintf('base 8 MiB, now 24: %.1f and %.1f',
+           held($r->{json}, 'base_values'), held($r->{json}, 'values')));
+$r = $t->get("/malloc/pprof/heap.json?snapshot=$group&base=$group");
+ok(held($r->{json}, 'values') == held($r->{json}, 'base_values'),
+   'a snapshot against itself: no change');
+for my $bad ("pprof/heap.json?snapshot=$group&pid=$pid",
+             "pprof/heap.json?base=$group&pid=$pid",
+             "pprof/heap.json?base=$group&seconds=2",
+             "pprof/heap.pb.gz?snapshot=$group")
+{
+    $r = $t->get("/malloc/$bad");
+    is($r->{json}{error}{code}, 'invalid_argument', "$bad: 400");
+}
+for my $bad ('snapshot-nope', '../conf/nginx.conf', 'snapshot-x/../..',
+             '.snapshot-x')
+{
+    $r = $t->get("/malloc/pprof/heap.json?snapshot=$bad");
+    is($r->{json}{error}{code}, 'no_such_snapshot', "snapshot=$bad: 404");
+}
+
+$t->no_alerts;
+$t->stop;
+}
+
 # format=heap: one file per worker; max_size bounds the total
 
 $t = MallocTest->new(workers => 2,
@@ -154,6 +217,11 @@ my ($ts) = $j->{snapshots}[0]{name} =~ /^(snapshot-\w+)\./;
 like(`jeprof --text $MallocTest::NGINX $dir/$ts.*.heap 2>&1`,
      qr/Total: .*\n.*ngx_http_malloc_test_hold/,
      'jeprof reads the workers\' heap snapshots together');
+
+$r = $t->get("/malloc/pprof/heap.json?snapshot=$ts");
+is($r->{status}, 200, 'heap.json of a heap snapshot: the workers\' files');
+ok(grep({ $_ eq 'ngx_http_malloc_test_hold' } @{$r->{json}{names}}),
+   'named from the dumps\' own mappings');
 
 $t->no_alerts;
 $t->stop;

@@ -43,6 +43,9 @@ static void test_names(void);
 static void test_no_accum(void);
 static void test_escape(void);
 static void test_empty(void);
+static void test_pprof(void);
+static void test_base(void);
+static void test_bad_pprof(void);
 
 
 static json_t *
@@ -263,6 +266,153 @@ test_empty(void)
 }
 
 
+/* a heap and the profile.proto encoded from it name the same stacks */
+
+static void
+test_pprof(void)
+{
+    size_t                     i, k;
+    ngx_http_malloc_heap_t     heap;
+    ngx_http_malloc_arena_t   *arena;
+    ngx_http_malloc_mbuf_t     gz;
+    ngx_http_malloc_pprof_t    pp;
+    ngx_http_malloc_named_t    a, b;
+    ngx_http_malloc_nstack_t  *sa, *sb;
+    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    unsigned char              copy[sizeof(DUMP)];
+    int                        same;
+
+    arena = ngx_http_malloc_arena_create();
+    ngx_http_malloc_heap_init(&heap, arena);
+    memcpy(copy, DUMP, sizeof(DUMP) - 1);
+    ok(ngx_http_malloc_heap_add(&heap, copy, sizeof(DUMP) - 1, err) == 0,
+       "pprof: the dump parses");
+
+    memset(&pp, 0, sizeof(pp));
+    memset(&gz, 0, sizeof(gz));
+    pp.heap = &heap;
+    pp.resolve = resolve_names;
+    pp.arena = arena;
+
+    ok(ngx_http_malloc_pprof_encode(&pp, &gz, err) == 0, "pprof: encoded");
+
+    ngx_http_malloc_named_init(&a, arena);
+    ngx_http_malloc_named_init(&b, arena);
+
+    ok(ngx_http_malloc_named_heap(&a, &heap, resolve_names, NULL, 0, err)
+       == 0, "pprof: the heap named");
+    ok(ngx_http_malloc_named_pprof(&b, gz.data, gz.len, 0, err) == 0,
+       "pprof: the profile read back");
+
+    is_int((long) b.nstacks, (long) a.nstacks, "pprof: as many stacks");
+    is_int((long) b.period, 524288, "pprof: its period");
+    ok(b.alloc, "pprof: alloc values known");
+
+    same = 1;
+
+    for (i = 0; i < a.nstacks; i++) {
+        sa = &a.stacks[i];
+        sb = &b.stacks[i];
+
+        same &= (sa->n == sb->n);
+
+        for (k = 0; same && k < sa->n; k++) {
+            same &= (strcmp(a.names[sa->ids[k] - 1],
+                            b.names[sb->ids[k] - 1]) == 0);
+        }
+
+        for (k = 0; same && k < NGX_HTTP_MALLOC_FOLDED_VALUES; k++) {
+            same &= (sa->v[k] == sb->v[k]);
+        }
+    }
+
+    ok(same, "pprof: same names root first, same values");
+
+    /* read twice: the stacks merge, the values add up */
+
+    ok(ngx_http_malloc_named_pprof(&b, gz.data, gz.len, 0, err) == 0,
+       "pprof: read again");
+    is_int((long) b.nstacks, (long) a.nstacks, "pprof: no new stacks");
+    is_int((long) b.stacks[0].v[0], (long) (2 * a.stacks[0].v[0]),
+           "pprof: values doubled");
+
+    ngx_http_malloc_mbuf_free(&gz);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+/* a comparison: the union of the stacks, each with its base values */
+
+static void
+test_base(void)
+{
+    json_t                    *j, *values, *base;
+    ngx_http_malloc_heap_t     now, then;
+    ngx_http_malloc_arena_t   *arena;
+    ngx_http_malloc_mbuf_t     out;
+    ngx_http_malloc_named_t    np;
+    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    json_error_t               jerr;
+    unsigned char              c1[sizeof(DUMP)], c2[sizeof(DUMP_NO_ACCUM)];
+
+    arena = ngx_http_malloc_arena_create();
+    ngx_http_malloc_heap_init(&now, arena);
+    ngx_http_malloc_heap_init(&then, arena);
+    memcpy(c1, DUMP, sizeof(DUMP) - 1);
+    memcpy(c2, DUMP_NO_ACCUM, sizeof(DUMP_NO_ACCUM) - 1);
+    (void) ngx_http_malloc_heap_add(&now, c1, sizeof(DUMP) - 1, err);
+    (void) ngx_http_malloc_heap_add(&then, c2, sizeof(DUMP_NO_ACCUM) - 1,
+                                    err);
+
+    ngx_http_malloc_named_init(&np, arena);
+    ok(ngx_http_malloc_named_heap(&np, &now, resolve_names, NULL, 0, err)
+       == 0, "base: now");
+    ok(ngx_http_malloc_named_heap(&np, &then, resolve_names, NULL, 1, err)
+       == 0, "base: the base");
+
+    memset(&out, 0, sizeof(out));
+    ok(ngx_http_malloc_named_write(&np, 0, &out, err) == 0, "base: written");
+
+    j = json_loadb((char *) out.data, out.len, 0, &jerr);
+    values = json_object_get(j, "values");
+    base = json_object_get(j, "base_values");
+
+    /* now: main>middle>alloc, main>alloc; base: middle>alloc>alloc */
+    is_int(json_array_size(json_object_get(j, "stacks")), 3,
+           "base: the union of the stacks");
+    is_int(json_array_size(base), 3, "base: a base row per stack");
+    is_int(json_integer_value(json_array_get(json_array_get(base, 0), 0)),
+           0, "base: a stack only now has no base");
+    is_int(json_integer_value(json_array_get(json_array_get(values, 2), 0)),
+           0, "base: a stack only in the base has no value now");
+    ok(json_integer_value(json_array_get(json_array_get(base, 2), 0)) > 0,
+       "base: and its base value");
+
+    json_decref(j);
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+static void
+test_bad_pprof(void)
+{
+    ngx_http_malloc_arena_t  *arena;
+    ngx_http_malloc_named_t   np;
+    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    arena = ngx_http_malloc_arena_create();
+    ngx_http_malloc_named_init(&np, arena);
+
+    ok(ngx_http_malloc_named_pprof(&np, (const unsigned char *) STR("nope"),
+                                   0, err)
+       == -1, "bad pprof: not gzip refused");
+    ok(strstr(err, "gzipped") != NULL, "bad pprof: says so");
+
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
 int
 main(void)
 {
@@ -271,6 +421,9 @@ main(void)
     test_no_accum();
     test_escape();
     test_empty();
+    test_pprof();
+    test_base();
+    test_bad_pprof();
 
     return done_testing();
 }

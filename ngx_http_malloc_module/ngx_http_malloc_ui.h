@@ -1,0 +1,22 @@
+
+/*
+ * The heap viewer: GET ui and its files.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_UI_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_UI_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_malloc_wait.h"
+
+
+ngx_int_t ngx_http_malloc_ui(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+
+
+#endif /* _NGX_HTTP_MALLOC_UI_H_INCLUDED_ */

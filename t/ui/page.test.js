@@ -1,0 +1,187 @@
+// The heap viewer in a real browser: Debian's chromium, headless, against
+// serve.js's stand-in for the admin location, under the module's CSP.
+// Skipped without chromium (TEST_CHROMIUM names another one).
+//
+//     node --test t/ui/
+
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { serve } = require('./serve.js');
+
+const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
+const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
+
+// the DOM as the page left it, served by serve(opts); asked, if given,
+// gets the queries of pprof/heap.json
+async function dom(opts, hash = '', asked = []) {
+    const server = serve(opts);
+    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+
+    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-ui-'));
+    const url = 'http://127.0.0.1:' + server.address().port
+                + '/malloc/ui' + hash;
+
+    try {
+        return await new Promise((ok, fail) => execFile(CHROMIUM, [
+            '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+            '--disable-background-networking', '--disable-component-update',
+            '--disable-sync', '--disable-extensions', '--window-size=1200,900',
+            '--user-data-dir=' + profile, '--virtual-time-budget=10000',
+            '--dump-dom', url,
+        ], { timeout: 60000, maxBuffer: 64 << 20 },
+           (err, out) => (err ? fail(err) : ok(out))));
+    } finally {
+        asked.push(...server.asked);
+        server.close();
+        fs.rmSync(profile, { recursive: true, force: true });
+    }
+}
+
+// a RegExp from pieces of its source, for lines of a readable length
+const re = (...parts) => new RegExp(parts.join(''));
+
+const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>')
+                         .replace(/&amp;/g, '&');
+
+test('the page draws, zooms, searches, sorts and starts sampling',
+     { skip }, async (t) => {
+    const html = await dom({ write: true, alloc: true, stacks: 50000,
+                             drive: true });
+    const m = html.match(/<pre id="drive">([^<]*)<\/pre>/);
+
+    assert.ok(m, 'drive.js wrote its findings');
+    const seen = JSON.parse(unescape(m[1]));
+    t.diagnostic(JSON.stringify(seen));
+
+    assert.strictEqual(seen.failed, undefined);
+    assert.deepStrictEqual(seen.violations, []);
+    assert.ok(seen.styled, 'viewer.css applies');
+    assert.ok(seen.frames > 100 && seen.frames <= 4000);
+    assert.strictEqual(seen.root, 'all');
+    assert.match(seen.title,
+                 /^all\n[\d.]+ GiB, 100\.0% of all\n[\d,]+ objects/);
+    assert.ok(seen.matches > 0);
+    assert.match(seen.matchText, /^matched [\d.]+ \w+, [\d.]+% of all$/);
+    assert.strictEqual(seen.hash, '#search=NGX_FN_12');
+    assert.deepStrictEqual(seen.zoom, { name: seen.zoomName, full: true,
+                                        ancestors: 2, reset: false });
+    assert.strictEqual(seen.unzoomed, 'all');
+    assert.deepStrictEqual(seen.byName, [...seen.byName].sort());
+    assert.strictEqual(seen.sortAttr, 'ascending');
+    assert.match(seen.allocSummary, /^[\d.]+ GiB allocated since sampling/);
+    assert.strictEqual(seen.sampling, 'sampling on');
+
+    assert.deepStrictEqual(seen.disabled, { growth: '#snapshot #base',
+                                            snapshot: '#worker #seconds',
+                                            live: '#seconds #snapshot' });
+    // a snapshot per time, whatever its files
+    assert.deepStrictEqual(seen.snapshots, [
+        'snapshot-20261201T031814Z 2026-12-01 03:18:14 UTC',
+        'snapshot-20261201T021814Z 2026-12-01 02:18:14 UTC (2 files)']);
+
+    const c = seen.compare;
+    assert.strictEqual(c.hash, '#base=snapshot-20261201T021814Z&type=alloc'
+                               + '&search=NGX_FN_12');
+    assert.ok(c.grown > 100 && c.shrunk > 100, c.grown + ' ' + c.shrunk);
+    assert.strictEqual(c.colored, 0, 'no colour by name in a comparison');
+    assert.match(c.root, re(String.raw`^all\n[\d.]+ GiB, 100\.0% of all\n`,
+                            String.raw`\+[\d.]+ \w+ since the base `,
+                            String.raw`\([\d.]+ GiB then\)\n`));
+    assert.match(c.summary, re(
+        String.raw`^[\d.]+ GiB allocated since sampling began in [\d,]+ `,
+        String.raw`objects; \+[\d.]+ \w+ since the base, 2026-12-01 `,
+        String.raw`02:18:14 UTC \([\d.]+ GiB then\), 50,001 stacks;`));
+    assert.strictEqual(c.gone,
+                       'Gone since the base, so not drawn: ngx_gone_site '
+                       + '-3.00 MiB');
+    assert.ok(c.legend);
+    assert.deepStrictEqual(c.heads, ['function', 'flat', 'flat change', 'cum',
+                                     'cum change']);
+    assert.match(c.first[3], /^num grown \+[\d.]+ \w+$/);
+});
+
+test('a comparison of two snapshots, opened from the URL',
+     { skip }, async () => {
+    const asked = [];
+    const html = await dom({ stacks: 2000 },
+                           '#snapshot=snapshot-20261201T031814Z&pid=2051'
+                           + '&base=snapshot-20261201T021814Z', asked);
+    const frames = html.match(/<div class="frame [^"]*"/g) || [];
+
+    // the pid goes: a snapshot is of all workers
+    assert.deepStrictEqual(asked, ['?snapshot=snapshot-20261201T031814Z'
+                                   + '&base=snapshot-20261201T021814Z']);
+    assert.match(html, /<body data-state="ready">/);
+    assert.ok(frames.some((f) => / grown d\d/.test(f)));
+    assert.ok(frames.some((f) => / shrunk d\d/.test(f)));
+    assert.ok(frames.every((f) => / (grown d[1-5]|shrunk d[1-5]|same)\b/
+                                  .test(f)));
+    assert.match(html, re(
+        String.raw`<p id="summary">[\d.]+ GiB live as of 2026-12-01 `,
+        String.raw`03:18:14 UTC in [\d,]+ objects; -[\d.]+ MiB since the `,
+        String.raw`base, 2026-12-01 02:18:14 UTC`));
+    assert.match(html, re(
+        '<p id="gone">Gone since the base, so not drawn: <code title="main ',
+        '→ ngx_gone_site">ngx_gone_site</code> -3.00 MiB</p>'));
+    assert.match(html, /<select id="worker" disabled="">/);
+    assert.match(html,
+                 /<option value="snapshot-20261201T031814Z" disabled="">/);
+    assert.match(html, /<td class="num (grown|shrunk)">[+-]/);
+    // the downloads: the snapshots' own files, not the live heap's
+    assert.match(html, re(
+        '<li id="download-snapshots">the snapshot: <a href="./snapshots/',
+        'snapshot-20261201T031814Z.pb.gz">[^;]*; the base: <a href="',
+        './snapshots/snapshot-20261201T021814Z.2051.heap">.*2052.heap</a>',
+        '</li>'));
+    assert.match(html, /<li hidden="">[^<]*<a id="download-pprof"/);
+});
+
+test('no snapshots: none offered; one not listed: its error',
+     { skip }, async () => {
+    let html = await dom({ stacks: 50, snapshots: false });
+
+    assert.match(html, /<body data-state="ready">/);
+    assert.match(html, /<label id="snapshot-choice" hidden="">/);
+    assert.match(html, /<label id="base-choice" hidden="">/);
+    assert.match(html, /<option value="snapshot"[^>]* disabled="">/);
+    assert.match(html, /<p id="legend" hidden="">/);
+
+    const asked = [];
+    html = await dom({ stacks: 50 }, '#base=snapshot-20991231T000000Z',
+                     asked);
+    assert.deepStrictEqual(asked, ['?base=snapshot-20991231T000000Z']);
+    assert.match(html, /<body data-state="error">/);
+    assert.match(html,
+                 /<p>no snapshot "snapshot-20991231T000000Z" \("base"\)/);
+    // kept in the form, so that what failed shows
+    assert.match(html, re('<option value="snapshot-20991231T000000Z">',
+                          '2099-12-31 00:00:00 UTC</option></select>'));
+});
+
+test('a read-only location: no buttons; a zoom from the URL',
+     { skip }, async () => {
+    const html = await dom({ stacks: 50 }, '#zoom=main&search=main');
+
+    assert.match(html, /<body data-state="ready">/);
+    assert.doesNotMatch(html, /id="start"/);
+    assert.doesNotMatch(html, /id="type-choice"(?! hidden)/);
+    assert.match(html, /<div class="frame c\d ancestor[^"]*"[^>]*>all<\/div>/);
+    assert.match(html,
+                 /<div class="frame c\d focus[^"]*match[^"]*"[^>]*>main</);
+    assert.match(html, /<table id="workers">[^]*<tr data-pid="2052">/);
+});
+
+test('an error of the profile shows its text', { skip }, async () => {
+    const html = await dom({ fail: 'nginx is not running on jemalloc' });
+
+    assert.match(html, /<body data-state="error">/);
+    assert.match(html, new RegExp('<div id="error" role="alert">'
+                                  + '<p>nginx is not running on jemalloc</p>'));
+    assert.doesNotMatch(html, /class="frame/);
+});

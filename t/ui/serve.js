@@ -1,0 +1,255 @@
+// A stand-in for the admin location, to work on the heap viewer without
+// nginx: it serves ui/ at /malloc/ui with the module's CSP, and answers
+// /malloc/, stats, prof_active, snapshots and pprof/heap.json (with
+// ?snapshot and ?base) with made-up workers and a synthetic profile.
+// page.test.js drives it; by hand:
+//
+//     node t/ui/serve.js [port] [stacks]    then open /malloc/ui
+
+'use strict';
+
+const http = require('node:http');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const UI = path.join(__dirname, '..', '..', 'ui');
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; "
+            + "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+            + "form-action 'none'; frame-ancestors 'none'";
+const TYPES = { html: 'text/html; charset=utf-8',
+                js: 'text/javascript; charset=utf-8',
+                css: 'text/css; charset=utf-8' };
+
+// a deterministic random source, so that a failure repeats
+function prng(seed) {
+    return () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+    };
+}
+
+// count stacks over 3000 names, root first, sharing the prefixes that
+// real code paths share; alloc adds the alloc_* types
+function synthetic(count, alloc) {
+    const rand = prng(42);
+    const names = Array.from({ length: 3000 }, (_, i) => 'ngx_fn_' + i);
+    const spines = Array.from({ length: 200 }, () =>
+        Array.from({ length: 5 + Math.floor(rand() * 15) },
+                   () => Math.floor(rand() * 300)));
+    const stacks = [];
+    const values = [];
+
+    names[0] = 'main';
+    for (let s = 0; s < count; s++) {
+        const stack = [0, ...spines[Math.floor(rand() * spines.length)]];
+
+        for (let i = Math.floor(rand() * 25); i >= 0; i--) {
+            stack.push(300 + Math.floor(rand() * 2700));
+        }
+        const bytes = Math.floor(rand() * rand() * 4e6) + 1;
+        const objects = 1 + (bytes >> 12);
+
+        stacks.push(stack);
+        values.push(alloc ? [bytes, objects, bytes * 3, objects * 3]
+                          : [bytes, objects]);
+    }
+
+    return { period: 524288, seconds: 0,
+             types: ['inuse_space', 'inuse_objects'].concat(
+                 alloc ? ['alloc_space', 'alloc_objects'] : []),
+             names, stacks, values };
+}
+
+// Two scheduled snapshots, newest first: the live profile as it was then,
+// with less below every third function called by main (so that grew
+// since) and, in the older one, more below every fifth (so that shrank
+// since) and a stack that the live heap has no more.  By function, as
+// real changes go by code path.  The older one is format=heap: a file
+// per worker.
+const SNAPSHOTS = [
+    { time: '20261201T031814Z', files: ['.pb.gz'], gone: 0,
+      scale: (f) => (f % 3 === 0 ? 0.5 : 1) },
+    { time: '20261201T021814Z', files: ['.2051.heap', '.2052.heap'],
+      gone: 3 << 20, scale: (f) => (f % 3 === 0 ? 0.25 : f % 5 ? 1 : 2) },
+];
+const LIVE = { gone: 0, scale: () => 1 };
+
+// the snapshot that a name of ?snapshot or ?base means, as the module
+// takes them: a file's name, or "snapshot-<time>" for all its files
+function snapshotOf(name) {
+    return SNAPSHOTS.find((snap) => name === 'snapshot-' + snap.time
+        || snap.files.some((f) => name === 'snapshot-' + snap.time + f));
+}
+
+// what pprof/heap.json answers for now (LIVE or a snapshot) against base
+// (or none): the stacks of both, a row of 0 where one side has none
+function sides(profile, now, base) {
+    const rows = (snap) => profile.values.map((v, s) =>
+        v.map((x) => Math.round(x * snap.scale(profile.stacks[s][1]))));
+    const gone = (snap) => profile.types.map((t) => (snap.gone === 0 ? 0
+        : t.endsWith('_space') ? snap.gone : 3));
+    const out = { ...profile, values: rows(now) };
+
+    if (base) {
+        out.base_values = rows(base);
+    }
+    if (now.gone || (base && base.gone)) {
+        out.names = [...profile.names, 'ngx_gone_site'];
+        out.stacks = [...profile.stacks, [0, profile.names.length]];
+        out.values.push(gone(now));
+        if (base) {
+            out.base_values.push(gone(base));
+        }
+    }
+    return out;
+}
+
+function error(res, status, code, text) {
+    send(res, status, { error: { status, code, text } });
+}
+
+function send(res, status, json) {
+    res.writeHead(status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(json, null, 2) + '\n');
+}
+
+// opts: write (POSTs allowed), stacks (profile size), alloc (alloc types),
+// fail (the profile's error text), drive (the page also runs drive.js),
+// snapshots (false: none listed).  The server's "asked" lists the
+// queries of pprof/heap.json, in order.
+function serve(opts = {}) {
+    const pids = [2051, 2052];
+    let active = false;
+    const profile = synthetic(opts.stacks || 2000, opts.alloc);
+    const workers = () => pids.map((pid, worker) => (
+        { worker, pid, prof_active: active, age: 0.5, stale: false }));
+    const snapshots = opts.snapshots === false ? [] : SNAPSHOTS;
+    const asked = [];
+
+    const server = http.createServer((req, res) => {
+        const url = new URL(req.url, 'http://x');
+        const p = url.pathname;
+        const m = p.match(/^\/malloc\/ui(?:\/([\w.-]+\.(html|js|css)))?$/);
+
+        if (m) {
+            const drive = opts.drive && m[1] === 'drive.js';
+            const file = drive ? path.join(__dirname, 'drive.js')
+                               : path.join(UI, m[1] || 'index.html');
+
+            if (!fs.existsSync(file)) {
+                return error(res, 404, 'not_found', 'no such file');
+            }
+            let body = fs.readFileSync(file, 'utf8');
+            if (opts.drive && !m[1]) {
+                body = body.replace('</head>', '<script src="ui/drive.js" '
+                                    + 'defer></script>\n</head>');
+            }
+            res.writeHead(200, { 'Content-Type': TYPES[m[2] || 'html'],
+                                 'Content-Security-Policy': CSP });
+            return res.end(body);
+        }
+
+        // as the module: other sites' pages get nothing
+        const site = req.headers['sec-fetch-site'];
+        if (site && site !== 'same-origin' && site !== 'none') {
+            return error(res, 403, 'cross_origin', 'refused ' + site);
+        }
+
+        if (p === '/malloc/' || p === '/malloc/prof_active') {
+            if (req.method !== 'POST') {
+                return send(res, 200, { write: !!opts.write,
+                                        prof_active: active,
+                                        prof_active_remaining: null,
+                                        workers: workers() });
+            }
+            if (!opts.write) {
+                return error(res, 403, 'write_disabled', 'read-only');
+            }
+            let body = '';
+            req.on('data', (d) => { body += d; });
+            return req.on('end', () => {
+                if (body !== 'true' && body !== 'false') {
+                    return error(res, 400, 'invalid_body', 'not ' + body);
+                }
+                active = body === 'true';
+                send(res, 200, { prof_active: active, workers: workers() });
+            });
+        }
+
+        if (p === '/malloc/stats') {
+            return send(res, 200, { prof_active: active, workers:
+                workers().map((w) => ({ ...w, lg_prof_sample: 19,
+                    sample_bytes: 524288, allocated: 1009952,
+                    resident: 3981312 })) });
+        }
+
+        if (p === '/malloc/snapshots') {
+            const t = (ts) => ts.replace(
+                /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/,
+                '$1-$2-$3T$4:$5:$6Z');
+
+            return send(res, 200, {
+                schedule: snapshots.length === 0 ? null
+                    : { interval: 3600, keep: 24, max_size: 0,
+                        format: 'pprof', next_in: 1790 },
+                snapshots: snapshots.flatMap((snap) => snap.files.map((f) => (
+                    { name: 'snapshot-' + snap.time + f, time: t(snap.time),
+                      path: '/var/lib/nginx/malloc/snapshot-' + snap.time + f,
+                      bytes: 1592 }))) });
+        }
+
+        if (p === '/malloc/pprof/heap.json') {
+            const pid = url.searchParams.get('pid');
+            const seconds = url.searchParams.get('seconds');
+            const snapshot = url.searchParams.get('snapshot');
+            const base = url.searchParams.get('base');
+
+            asked.push(url.search);
+            if ((snapshot !== null || base !== null)
+                && (seconds !== null || (snapshot !== null && pid !== null))) {
+                return error(res, 400, 'invalid_argument',
+                             '"snapshot" and "base" are taken by '
+                             + 'pprof/heap.json, without "seconds", and '
+                             + '"snapshot" without "pid"');
+            }
+            for (const [arg, name] of [['snapshot', snapshot],
+                                       ['base', base]]) {
+                if (name !== null && !snapshots.includes(snapshotOf(name))) {
+                    return error(res, 404, 'no_such_snapshot', 'no snapshot "'
+                                 + name + '" ("' + arg + '"): GET snapshots '
+                                 + 'lists them');
+                }
+            }
+            if (pid !== null && !pids.includes(Number(pid))) {
+                return error(res, 404, 'no_such_worker',
+                             '"pid" must be the pid of a worker of this nginx');
+            }
+            if (seconds !== null && !(seconds >= 1 && seconds <= 3600)) {
+                return error(res, 400, 'invalid_argument',
+                             '"seconds" takes 1 to 3600');
+            }
+            if (opts.fail) {
+                return error(res, 503, 'jemalloc_not_found', opts.fail);
+            }
+            return send(res, 200, {
+                ...sides(profile, snapshot ? snapshotOf(snapshot) : LIVE,
+                         base && snapshotOf(base)),
+                seconds: Number(seconds) });
+        }
+
+        error(res, 404, 'not_found', 'no endpoint "' + p + '" here');
+    });
+
+    server.asked = asked;
+    return server;
+}
+
+module.exports = { serve, synthetic };
+
+if (require.main === module) {
+    const port = Number(process.argv[2] || 8080);
+
+    serve({ write: true, alloc: true, stacks: Number(process.argv[3]) || 2000 })
+        .listen(port, '127.0.0.1', () => console.log(
+            'http://127.0.0.1:' + port + '/malloc/ui'));
+}
