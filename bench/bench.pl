@@ -31,6 +31,7 @@ use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/../t/lib";
+use MallocBrowser ();
 
 use Cwd qw(abs_path);
 use Getopt::Long;
@@ -1634,6 +1635,117 @@ EOF
 }
 
 
+# ---- 9. the heap viewer: time to first paint ---------------------------------
+
+# the wall time of a headless chromium that loads $url and waits until the
+# page says it drew (body data-state="ready"); (seconds, frames drawn)
+sub viewer_load {
+    my ($url, $any) = @_;
+    my $t0 = time();
+    my $dom = MallocBrowser::dom($url, budget => 60000, timeout => 120);
+    my $dt = time() - $t0;
+    return (undef, 0) unless $any || $dom =~ /data-state="ready"/;
+    my $frames = () = $dom =~ /class="frame/g;
+    return ($dt, $frames);
+}
+
+# node's time for the page's pure parts on that profile: build the tree,
+# lay it out, the top table (ms, the median run of 3)
+sub viewer_js {
+    my ($json) = @_;
+    my $node = `sh -c 'command -v node' 2>/dev/null`;
+    chomp $node;
+    return () unless $node;
+    my $flame = abs_path("$FindBin::Bin/../ui/flame.js");
+    my $script = "$json.js";
+    spew($script, <<"JS");
+const F = require('$flame');
+const p = JSON.parse(require('fs').readFileSync('$json', 'utf8'));
+const t = [];
+for (let i = 0; i < 3; i++) {
+    const a = performance.now();
+    const tree = F.buildTree(p, 0);
+    const b = performance.now();
+    F.layout(tree, [], 1200);
+    const c = performance.now();
+    F.top(p, 0);
+    t.push([b - a, c - b, performance.now() - c]);
+}
+t.sort((x, y) => x[0] + x[1] + x[2] - y[0] - y[1] - y[2]);
+console.log(t[1].map((x) => x.toFixed(1)).join(' '));
+JS
+    my $out = `$node $script 2>&1`;
+    return split ' ', $out;
+}
+
+sub bench_viewer {
+    my ($chromium, $why) = MallocBrowser::chromium();
+    return "## 9. The heap viewer: time to first paint\n\nNot measured: "
+           . "$why.\n" unless $chromium;
+
+    my @rows;
+
+    for my $kind (qw(normal big)) {
+        my $h = $HEAP{$kind};
+        print "  viewer, $h->{title}\n";
+        my $t = server($kind);
+        my $port = $t->port;
+
+        # the symbol cache warm, as for an operator's second look
+        fetch($port, '/malloc/pprof/heap.json', 120);
+
+        my (@json, $body);
+        for (1 .. 3) {
+            my ($st, $b, $dt) = fetch($port, '/malloc/pprof/heap.json', 120);
+            push @json, $dt if $st == 200;
+            $body = $b;
+        }
+        my $file = $t->prefix . '/heap.json';
+        spew($file, $body // '');
+        my @js = viewer_js($file);
+
+        my (@load, $frames);
+        for (1 .. 3) {
+            my ($dt, $n) = viewer_load("http://127.0.0.1:$port/malloc/ui");
+            push @load, $dt if defined $dt;
+            $frames = $n;
+        }
+
+        # the browser alone: a file with nothing to fetch
+        my ($blank) = viewer_load("http://127.0.0.1:$port/malloc/ui/"
+                                  . 'viewer.css', 1);
+
+        $t->stop;
+
+        push @rows, sprintf("| %s | %s | %s | %s | %s | %s | %s |",
+            $h->{title}, bytes(length($body // '')),
+            @json ? ms(median(@json) * 1e3) : '-',
+            @js ? join(' / ', @js) : '-',
+            @load ? ms(median(@load) * 1e3) : 'no paint',
+            $frames // 0, defined $blank ? ms($blank * 1e3) : '-');
+    }
+
+    my $rows = join("\n", @rows);
+
+    return <<"EOF";
+## 9. The heap viewer: time to first paint
+
+`<location>/ui` in Debian's chromium, headless, until the page has drawn
+its flame graph (`body[data-state=ready]`), medians of 3 loads, the
+symbol cache warm. The load's wall time includes starting the browser;
+the last column is the same browser loading a file with nothing to
+fetch, for comparison. `heap.json` is the profile the page fetches
+(median of 3 fetches); "JS" is node running the page's pure parts on
+that profile: building the tree, laying it out at 1200 px, the top table
+(ms, the median of 3 runs).
+
+| heap | heap.json | heap.json ms | JS ms: tree / layout / top | load to paint ms | frames drawn | browser alone ms |
+|---|---|---|---|---|---|---|
+$rows
+EOF
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -1646,6 +1758,7 @@ my @BENCHES = (
     [traffic => \&bench_traffic],
     [commands => \&bench_commands],
     [scrape => \&bench_scrape],
+    [viewer => \&bench_viewer],
 );
 
 my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';

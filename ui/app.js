@@ -5,6 +5,8 @@
  *
  * body[data-state] is "loading", then "ready" once the flame graph is
  * drawn, or "error" when the profile could not be had: tests wait for it.
+ * With "ready", body[data-fetch-ms] and body[data-draw-ms] say how long
+ * the profile took to come and to be drawn (make bench reads them).
  *
  * The URL's fragment holds the view, so that a link opens it again and a
  * test opens it without clicking; all keys are optional:
@@ -350,13 +352,20 @@
         $('download-heap').href = './heap' + F.query({ pid: c.pid });
 
         try {
+            const asked = performance.now();
             const profile = await getJSON('./pprof/heap.json' + F.query(c),
                                           { signal: state.abort.signal });
+            const got = performance.now();
 
             if (id === state.loads) {
                 state.profile = profile;
                 state.shown = c;
                 build();
+
+                /* make bench reads how long the profile and the drawing took */
+                document.body.dataset.fetchMs = Math.round(got - asked);
+                document.body.dataset.drawMs = Math.round(performance.now()
+                                                          - got);
                 document.body.dataset.state = 'ready';
             }
         } catch (e) {
