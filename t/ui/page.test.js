@@ -117,7 +117,7 @@ test('a comparison of two snapshots, opened from the URL',
     // the pid goes: a snapshot is of all workers
     assert.deepStrictEqual(asked, ['?snapshot=snapshot-20261201T031814Z'
                                    + '&base=snapshot-20261201T021814Z']);
-    assert.match(html, /<body data-state="ready">/);
+    assert.match(html, /<body data-state="ready"[ >]/);
     assert.ok(frames.some((f) => / grown d\d/.test(f)));
     assert.ok(frames.some((f) => / shrunk d\d/.test(f)));
     assert.ok(frames.every((f) => / (grown d[1-5]|shrunk d[1-5]|same)\b/
@@ -146,7 +146,7 @@ test('no snapshots: none offered; one not listed: its error',
      { skip }, async () => {
     let html = await dom({ stacks: 50, snapshots: false });
 
-    assert.match(html, /<body data-state="ready">/);
+    assert.match(html, /<body data-state="ready"[ >]/);
     assert.match(html, /<label id="snapshot-choice" hidden="">/);
     assert.match(html, /<label id="base-choice" hidden="">/);
     assert.match(html, /<option value="snapshot"[^>]* disabled="">/);
@@ -168,7 +168,7 @@ test('a read-only location: no buttons; a zoom from the URL',
      { skip }, async () => {
     const html = await dom({ stacks: 50 }, '#zoom=main&search=main');
 
-    assert.match(html, /<body data-state="ready">/);
+    assert.match(html, /<body data-state="ready"[ >]/);
     assert.doesNotMatch(html, /id="start"/);
     assert.doesNotMatch(html, /id="type-choice"(?! hidden)/);
     assert.match(html, /<div class="frame c\d ancestor[^"]*"[^>]*>all<\/div>/);
