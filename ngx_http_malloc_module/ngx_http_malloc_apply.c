@@ -68,6 +68,34 @@ static ngx_uint_t                    ngx_http_malloc_dumping;
 
 
 /*
+ * The master parses the configuration at every reload, and what a module
+ * allocates then and keeps is a leak that every new generation inherits:
+ * with profiling on, the master samples too, from the next reload on.
+ */
+
+void
+ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    int  active;
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK
+        || ngx_http_malloc_je_get_active(&active) != 0)
+    {
+        return;
+    }
+
+    ngx_http_malloc_apply_sync(mmcf, cycle->log);
+
+    if ((ngx_uint_t) active != ngx_http_malloc_board_desired(mmcf, NULL)) {
+        ngx_log_error(NGX_LOG_INFO, cycle->log, 0,
+                      "heap profiling turned %s in the master",
+                      active ? "off" : "on");
+    }
+}
+
+
+/*
  * A new worker, whether from a reload or respawned after a crash, comes up
  * in the desired state, so that profiling survives both.
  */

@@ -15,6 +15,8 @@
 #include "ngx_http_malloc_module.h"
 
 
+void ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf);
 ngx_int_t ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf);
 

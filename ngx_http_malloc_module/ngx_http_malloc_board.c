@@ -66,6 +66,10 @@ typedef struct {
     ngx_int_t                   lg_sample;   /* of the last reset, or -1 */
     time_t                      snapshot_next; /* 0: not scheduled */
     ngx_uint_t                  snapshot_failed;
+    ngx_uint_t                  recorded;    /* the last generation whose
+                                                first worker came up */
+    ngx_http_malloc_gen_t       gens[NGX_HTTP_MALLOC_GENERATIONS];
+    ngx_http_malloc_watch_t     watch;
     ngx_http_malloc_entry_t     ring[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
@@ -975,4 +979,110 @@ ngx_http_malloc_board_snapshot_failed(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return was;
+}
+
+
+/*
+ * 1 for the first worker of the current generation to ask: it records
+ * the generation (the heap it inherited is the master's after the
+ * reload).  A worker respawned later is not the first.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_first(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_uint_t              first;
+    ngx_http_malloc_shm_t  *shm;
+
+    if (!ngx_http_malloc_board_current(mmcf)) {
+        return 0;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    first = (shm->sh->recorded != shm->sh->generation);
+    shm->sh->recorded = shm->sh->generation;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return first;
+}
+
+
+void
+ngx_http_malloc_board_record(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_gen_t *gen)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    gen->generation = shm->sh->generation;
+    shm->sh->gens[gen->generation % NGX_HTTP_MALLOC_GENERATIONS] = *gen;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_log_debug2(NGX_LOG_DEBUG_CORE, ngx_cycle->log, 0,
+                   "malloc board: generation %ui, master's heap %uz bytes",
+                   gen->generation, gen->allocated);
+}
+
+
+/* the generations recorded, newest first; their count */
+
+ngx_uint_t
+ngx_http_malloc_board_generations(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_gen_t *gens)
+{
+    ngx_uint_t              i, n, g;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    n = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    for (i = 0; i < NGX_HTTP_MALLOC_GENERATIONS; i++) {
+        g = shm->sh->recorded - i;
+
+        if (g == 0 || g > shm->sh->recorded) {
+            break;
+        }
+
+        if (shm->sh->gens[g % NGX_HTTP_MALLOC_GENERATIONS].generation == g) {
+            gens[n++] = shm->sh->gens[g % NGX_HTTP_MALLOC_GENERATIONS];
+        }
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return n;
+}
+
+
+/* malloc_watch's state: copied out into *get, or in from *set */
+
+void
+ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_watch_t *get, ngx_http_malloc_watch_t *set)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (get != NULL) {
+        *get = shm->sh->watch;
+    }
+
+    if (set != NULL) {
+        shm->sh->watch = *set;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
 }

@@ -16,6 +16,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_path.h"
 
 
 /* a worker whose figures are older than this shows as stale */
@@ -89,6 +90,20 @@ typedef struct {
 } ngx_http_malloc_worker_t;
 
 
+/* the generations kept, one per cycle: a reload makes a new one */
+#define NGX_HTTP_MALLOC_GENERATIONS  16
+
+
+/* a generation as the first of its workers found the master's heap */
+typedef struct {
+    ngx_uint_t                  generation;
+    time_t                      time;       /* its first worker's start */
+    size_t                      allocated;  /* of the heap it inherited */
+    u_char                      snapshot[NGX_HTTP_MALLOC_NAME_MAX + 1];
+                                            /* the master's heap, "": none */
+} ngx_http_malloc_gen_t;
+
+
 ngx_int_t ngx_http_malloc_board_add(ngx_conf_t *cf,
     ngx_http_malloc_main_conf_t *mmcf);
 ngx_int_t ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
@@ -130,6 +145,32 @@ ngx_int_t ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
+
+/* the workers whose growth malloc_watch follows one by one */
+#define NGX_HTTP_MALLOC_WATCHED      64
+
+
+/* what malloc_watch remembers, across reloads */
+typedef struct {
+    size_t                      baseline;   /* total allocated, 0: none */
+    size_t                      worker[NGX_HTTP_MALLOC_WATCHED];
+                                            /* each worker's baseline */
+    size_t                      peak;       /* of the last peak snapshot */
+    ngx_msec_t                  until;      /* a firing's sampling ends */
+    ngx_uint_t                  fired;      /* sampling for a firing */
+    size_t                      grew;       /* by how much it fired */
+} ngx_http_malloc_watch_t;
+
+
+void ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_watch_t *get, ngx_http_malloc_watch_t *set);
+
+/* the master's generations */
+ngx_uint_t ngx_http_malloc_board_first(ngx_http_malloc_main_conf_t *mmcf);
+void ngx_http_malloc_board_record(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_gen_t *gen);
+ngx_uint_t ngx_http_malloc_board_generations(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_gen_t *gens);
 
 /* the snapshot schedule */
 ngx_uint_t ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf,

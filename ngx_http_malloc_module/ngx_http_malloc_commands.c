@@ -29,6 +29,7 @@
 #include "ngx_http_malloc_dump.h"
 
 
+static json_t *ngx_http_malloc_generations(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_command(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
@@ -79,6 +80,8 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         json_object_set_new(json, "dump_dir",
                             json_stringn((char *) mmcf->dump_dir->name.data,
                                          mmcf->dump_dir->name.len));
+        json_object_set_new(json, "generations",
+                            ngx_http_malloc_generations(r));
     }
 
     json_object_set_new(json, "prof_active",
@@ -100,6 +103,64 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     }
 
     return ngx_http_malloc_send_json(r, NGX_HTTP_OK, json);
+}
+
+
+/*
+ * The master's generations, newest first: when each began (a reload),
+ * the master's heap then as its first worker inherited it, and the growth
+ * since the generation before, which a module that leaks at each reload
+ * keeps positive.
+ */
+
+static json_t *
+ngx_http_malloc_generations(ngx_http_request_t *r)
+{
+    u_char                       *p;
+    json_t                       *list, *g;
+    ngx_tm_t                      tm;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
+    u_char                        time[32];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_http_malloc_board_generations(mmcf, gens);
+
+    list = json_array();
+    if (list == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < n; i++) {
+        ngx_gmtime(gens[i].time, &tm);
+
+        p = ngx_snprintf(time, sizeof(time) - 1,
+                         "%4d-%02d-%02dT%02d:%02d:%02dZ", tm.ngx_tm_year,
+                         tm.ngx_tm_mon, tm.ngx_tm_mday, tm.ngx_tm_hour,
+                         tm.ngx_tm_min, tm.ngx_tm_sec);
+        *p = '\0';
+
+        g = json_pack("{s:I, s:s, s:I, s:o, s:o}",
+                      "generation", (json_int_t) gens[i].generation,
+                      "time", (char *) time,
+                      "allocated", (json_int_t) gens[i].allocated,
+                      "growth",
+                      (i + 1 < n && gens[i + 1].generation
+                                    == gens[i].generation - 1)
+                      ? json_integer((json_int_t) gens[i].allocated
+                                     - (json_int_t) gens[i + 1].allocated)
+                      : json_null(),
+                      "snapshot",
+                      gens[i].snapshot[0]
+                      ? json_string((char *) gens[i].snapshot)
+                      : json_null());
+
+        json_array_append_new(list, g);
+    }
+
+    return list;
 }
 
 

@@ -39,6 +39,8 @@ static char *ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
 static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
@@ -79,6 +81,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
     { ngx_string("malloc_threads"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_malloc_threads,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_watch"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_malloc_watch,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -620,7 +629,13 @@ ngx_http_malloc_init_module(ngx_cycle_t *cycle)
 
     ngx_http_malloc_profile_preload(cycle->log);
 
-    return ngx_http_malloc_board_init_module(cycle, mmcf);
+    if (ngx_http_malloc_board_init_module(cycle, mmcf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_malloc_apply_init_module(cycle, mmcf);
+
+    return NGX_OK;
 }
 
 
@@ -698,4 +713,90 @@ static void
 ngx_http_malloc_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_malloc_threads_exit();
+}
+
+
+/* malloc_watch [growth=size] [sample=time] [peak=on|off]; */
+
+static char *
+ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_malloc_main_conf_t *mmcf = conf;
+
+    ngx_str_t                     *value, s;
+    ngx_int_t                      ms;
+    ngx_uint_t                     i;
+    ngx_http_malloc_watch_conf_t  *wc;
+
+    if (mmcf->watch != NULL) {
+        return "is duplicate";
+    }
+
+    wc = ngx_pcalloc(cf->pool, sizeof(ngx_http_malloc_watch_conf_t));
+    if (wc == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    /* long enough for a leak to show, short enough to cost little */
+    wc->sample = 5 * 60 * 1000;
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+
+        if (ngx_strncmp(value[i].data, "growth=", 7) == 0) {
+            s.data = value[i].data + 7;
+            s.len = value[i].len - 7;
+
+            wc->growth = ngx_parse_offset(&s);
+            if (wc->growth == NGX_ERROR || wc->growth == 0) {
+                goto invalid;
+            }
+
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "sample=", 7) == 0) {
+            s.data = value[i].data + 7;
+            s.len = value[i].len - 7;
+
+            ms = ngx_parse_time(&s, 0);
+            if (ms == NGX_ERROR || ms < 1000
+                || ms > (ngx_int_t) NGX_HTTP_MALLOC_DURATION_MAX * 1000)
+            {
+                goto invalid;
+            }
+
+            wc->sample = ms;
+            continue;
+        }
+
+        if (ngx_strcmp(value[i].data, "peak=on") == 0) {
+            wc->peak = 1;
+            continue;
+        }
+
+        if (ngx_strcmp(value[i].data, "peak=off") == 0) {
+            wc->peak = 0;
+            continue;
+        }
+
+        goto invalid;
+    }
+
+    if (wc->growth == 0 && !wc->peak) {
+        return "needs growth=<size> or peak=on";
+    }
+
+    mmcf->watch = wc;
+
+    return NGX_CONF_OK;
+
+invalid:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "invalid parameter \"%V\": expected growth=size, "
+                       "sample=time (1s to 30d) or peak=on|off", &value[i]);
+
+    return NGX_CONF_ERROR;
 }

@@ -76,10 +76,19 @@ typedef struct {
 } ngx_http_malloc_snapshot_conf_t;
 
 
+/* malloc_watch: what is watched while nobody looks */
+typedef struct {
+    off_t                       growth;        /* 0: no growth trigger */
+    ngx_msec_t                  sample;        /* sampling after a firing */
+    ngx_uint_t                  peak;          /* peak=on */
+} ngx_http_malloc_watch_conf_t;
+
+
 typedef struct {
     ngx_path_t                       *dump_dir;
     off_t                             dump_max_size; /* 0: no limit */
     ngx_http_malloc_snapshot_conf_t  *snapshot;      /* NULL: none */
+    ngx_http_malloc_watch_conf_t     *watch;         /* NULL: none */
     ngx_shm_zone_t                   *shm_zone;
     ngx_fd_t                         *wake;          /* an eventfd per
                                                         worker */

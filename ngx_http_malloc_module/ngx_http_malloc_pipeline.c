@@ -133,7 +133,9 @@ ngx_http_malloc_pipe_read(ngx_http_malloc_pipe_t *pl, char **paths, int base)
                                              base ? &pl->base : &pl->heap);
         }
 
-        (void) unlink(*path);
+        if (!pl->keep) {
+            (void) unlink(*path);
+        }
     }
 
     return pl->rc;
@@ -238,7 +240,9 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
         return pl->rc;
     }
 
-    if (pl->seconds && ngx_http_malloc_heap_sub(&pl->heap, &pl->base) != 0) {
+    if ((pl->seconds || pl->subtract)
+        && ngx_http_malloc_heap_sub(&pl->heap, &pl->base) != 0)
+    {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
                                          "the sampling interval changed "
                                          "during the growth window");

@@ -52,6 +52,9 @@ typedef struct {
                                                snapshot's), not the dumps */
     char                      **against;    /* FOLDED: a snapshot's files
                                                to compare with */
+    unsigned                    keep:1;     /* the files read are not
+                                               removed (the master's) */
+    unsigned                    subtract:1; /* heap - base, as a window */
     int                         rc;         /* pipe_rc_e of the first
                                                failure */
     char                        error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];

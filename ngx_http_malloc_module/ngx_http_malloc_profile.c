@@ -45,6 +45,7 @@ typedef struct {
     ngx_pid_t                     *pids;         /* of the base */
     ngx_uint_t                     npids;
     char                         **paths;        /* dumps to read */
+    char                         **base_paths;   /* the master's, since */
     u_char                        *body;         /* addresses to name */
     size_t                         body_len;
     ngx_http_malloc_task_t         task;
@@ -74,6 +75,10 @@ static ngx_int_t ngx_http_malloc_profile_finish(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf);
 static void ngx_http_malloc_profile_window(ngx_event_t *ev);
 static void ngx_http_malloc_profile_unreadable(void *data, const char *path);
+static ngx_int_t ngx_http_malloc_profile_master(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
+static char **ngx_http_malloc_profile_generation(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, const char *arg, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
@@ -181,12 +186,29 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
 
-    if (pf->pipe.snapshot != NULL) {
-        /* a snapshot, perhaps against another: nothing to dump */
+    if (ngx_http_arg(r, (u_char *) "process", 7, &arg) == NGX_OK) {
+        if (!(arg.len == 6 && ngx_strncmp(arg.data, "master", 6) == 0)
+            || snapshot || base || pf->pipe.seconds || ctx->cmd.target)
+        {
+            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                       "invalid_argument",
+                       "\"process\" takes \"master\", without \"pid\", "
+                       "\"seconds\", \"snapshot\" or \"base\"");
+        }
 
-        pf->paths = ngx_pcalloc(r->pool, sizeof(char *));
+        if (ngx_http_malloc_profile_master(r, pf, &rc) != NGX_OK) {
+            return rc;
+        }
+    }
+
+    if (pf->pipe.snapshot != NULL || pf->paths != NULL) {
+        /* a snapshot, or the master's heap: nothing to dump */
+
         if (pf->paths == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            pf->paths = ngx_pcalloc(r->pool, sizeof(char *));
+            if (pf->paths == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
         }
 
         ctx->request = r;
@@ -200,6 +222,124 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ctx->abandoned = ngx_http_malloc_profile_unlink;
 
     return ngx_http_malloc_profile_post(r, ctx);
+}
+
+
+/*
+ * ?process=master[&generation=N][&since=M]: the master's heap as the
+ * reload of generation N (the last one written, by default) left it,
+ * less that of generation M: what the reloads in between kept.  Read
+ * from the snapshots the first worker of each generation wrote, which
+ * stay.  NGX_OK, or NGX_DECLINED once the refusal is sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_master(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent)
+{
+    char       **paths;
+    ngx_str_t    since;
+
+    paths = ngx_http_malloc_profile_generation(r, pf, "generation", sent);
+    if (paths == NULL) {
+        return NGX_DECLINED;
+    }
+
+    pf->pipe.keep = 1;
+
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+        pf->pipe.snapshot = paths;
+
+    } else {
+        pf->paths = paths;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "since", 5, &since) == NGX_OK) {
+        paths = ngx_http_malloc_profile_generation(r, pf, "since", sent);
+        if (paths == NULL) {
+            return NGX_DECLINED;
+        }
+
+        if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+            pf->pipe.against = paths;
+
+        } else {
+            pf->base_paths = paths;
+            pf->pipe.subtract = 1;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+/* the master's snapshot of the generation that "arg" names, or NULL */
+
+static char **
+ngx_http_malloc_profile_generation(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, const char *arg, ngx_int_t *sent)
+{
+    u_char                       *p;
+    char                        **paths;
+    ngx_int_t                     want;
+    ngx_str_t                     value;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    want = 0;
+
+    if (ngx_http_arg(r, (u_char *) arg, ngx_strlen(arg), &value) == NGX_OK) {
+        want = ngx_atoi(value.data, value.len);
+
+        if (want <= 0) {
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                                          "invalid_argument",
+                                          "\"%s\" takes a generation number, "
+                                          "as GET %V lists them", arg,
+                                          &r->uri);
+            return NULL;
+        }
+    }
+
+    n = ngx_http_malloc_board_generations(mmcf, gens);
+
+    for (i = 0; i < n; i++) {
+        if (gens[i].snapshot[0] != '\0'
+            && (want == 0 || gens[i].generation == (ngx_uint_t) want))
+        {
+            break;
+        }
+    }
+
+    if (i == n) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
+                   "no_such_generation",
+                   "no heap of the master for generation %i: it is "
+                   "written after a reload while profiling is on, for the "
+                   "last %d generations (GET the admin location lists "
+                   "them; 0: the last one)", want,
+                   NGX_HTTP_MALLOC_GENERATIONS);
+        return NULL;
+    }
+
+    paths = ngx_http_malloc_arena_alloc(pf->pipe.arena, 2 * sizeof(char *));
+    p = ngx_http_malloc_arena_alloc(pf->pipe.arena,
+                                    mmcf->dump_dir->name.len
+                                    + NGX_HTTP_MALLOC_NAME_MAX + 2);
+    if (paths == NULL || p == NULL) {
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NULL;
+    }
+
+    *ngx_sprintf(p, "%V/%s", &mmcf->dump_dir->name, gens[i].snapshot) = '\0';
+
+    paths[0] = (char *) p;
+    paths[1] = NULL;
+
+    return paths;
 }
 
 
@@ -268,9 +408,13 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
 
     for (i = 0, k = 0; i <= n; i++) {
 
-        /* the name itself, or each file of that time */
+        /* the name itself, or each file of the schedule at that time */
 
-        if (i < n && ngx_strncmp(files[i].name, name.data, name.len) != 0) {
+        if (i < n
+            && (ngx_strncmp(files[i].name, name.data, name.len) != 0
+                || ngx_strcmp(files[i].reason, NGX_HTTP_MALLOC_SNAP_SCHEDULE)
+                   != 0))
+        {
             continue;
         }
 
@@ -619,6 +763,10 @@ static void
 ngx_http_malloc_profile_build(void *data)
 {
     ngx_http_malloc_profile_t *pf = data;
+
+    if (pf->base_paths != NULL) {
+        (void) ngx_http_malloc_pipe_read(&pf->pipe, pf->base_paths, 1);
+    }
 
     if (ngx_http_malloc_pipe_read(&pf->pipe, pf->paths, pf->phase == 0)
         == NGX_HTTP_MALLOC_PIPE_OK

@@ -24,7 +24,9 @@
 #include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_pipeline.h"
+#include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_dump.h"
 
 
 /* the most snapshot files the retention looks at */
@@ -48,6 +50,7 @@ typedef struct {
     ngx_int_t                      rc;
     ngx_http_malloc_task_t         task;
     ngx_event_t                    poll;
+    const char                    *reason;       /* NULL: the schedule */
     char                           ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                           out[NGX_MAX_PATH];
     char                          *done[2];      /* out, for publish */
@@ -57,8 +60,16 @@ typedef struct {
 
 
 static void ngx_http_malloc_schedule_tick(ngx_log_t *log);
-static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
+static void ngx_http_malloc_schedule_generation(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
+static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
+static size_t ngx_http_malloc_schedule_total(
+    ngx_http_malloc_main_conf_t *mmcf, size_t *each, ngx_uint_t *fresh);
+static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
+    size_t total, size_t *each);
+static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
+    const char *reason, ngx_log_t *log);
 static void ngx_http_malloc_schedule_poll(ngx_event_t *ev);
 static void ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
@@ -67,11 +78,14 @@ static ngx_int_t ngx_http_malloc_schedule_paths(ngx_http_malloc_snap_t *sn,
 static void ngx_http_malloc_schedule_merge(void *data);
 static void ngx_http_malloc_schedule_merged(void *data);
 static void ngx_http_malloc_schedule_publish(
-    ngx_http_malloc_main_conf_t *mmcf, char **hidden, ngx_log_t *log);
+    ngx_http_malloc_main_conf_t *mmcf, const char *reason, char **hidden,
+    ngx_log_t *log);
 static void ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn,
     ngx_int_t ok, const char *text, ngx_log_t *log);
 static void ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
-    off_t incoming, ngx_log_t *log);
+    const char *reason, off_t incoming, ngx_log_t *log);
+static const char *ngx_http_malloc_schedule_reason(u_char *name,
+    size_t len);
 static int ngx_libc_cdecl ngx_http_malloc_schedule_cmp(const void *one,
     const void *two);
 
@@ -83,10 +97,6 @@ static ngx_connection_t        ngx_http_malloc_snap_conn;
 void
 ngx_http_malloc_schedule_init_process(ngx_http_malloc_main_conf_t *mmcf)
 {
-    if (mmcf->snapshot == NULL) {
-        return;
-    }
-
     ngx_http_malloc_snap.mmcf = mmcf;
 
     ngx_http_malloc_snap_conn.fd = (ngx_socket_t) -1;
@@ -95,8 +105,87 @@ ngx_http_malloc_schedule_init_process(ngx_http_malloc_main_conf_t *mmcf)
     ngx_http_malloc_snap.poll.log = ngx_cycle->log;
     ngx_http_malloc_snap.poll.cancelable = 1;
 
-    ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_TICK,
-                               ngx_http_malloc_schedule_tick);
+    ngx_http_malloc_schedule_generation(mmcf, ngx_cycle->log);
+
+    if (mmcf->snapshot != NULL || mmcf->watch != NULL) {
+        ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_TICK,
+                                   ngx_http_malloc_schedule_tick);
+    }
+}
+
+
+/*
+ * The first worker of a generation records it: its heap is the master's
+ * as the reload left it (a worker is a fork of the master, and jemalloc's
+ * samples come with the fork).  With profiling on and after a reload, it
+ * also writes that heap as a snapshot: what a reload allocates and keeps
+ * is a leak that every new generation inherits.
+ */
+
+static void
+ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_log_t *log)
+{
+    int                          err;
+    off_t                        bytes;
+    ngx_tm_t                     tm;
+    ngx_int_t                    rc;
+    ngx_http_malloc_gen_t        gen;
+    ngx_http_malloc_je_stats_t   st;
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK
+        || !ngx_http_malloc_board_first(mmcf))
+    {
+        return;
+    }
+
+    ngx_memzero(&gen, sizeof(ngx_http_malloc_gen_t));
+    ngx_memzero(&st, sizeof(ngx_http_malloc_je_stats_t));
+
+    (void) ngx_http_malloc_je_stats(&st);
+
+    gen.time = ngx_time();
+    gen.allocated = st.allocated;
+
+    if (ngx_http_malloc_board_generation(mmcf) > 1
+        && ngx_http_malloc_board_desired(mmcf, NULL))
+    {
+        ngx_gmtime(gen.time, &tm);
+
+        /* reloads come faster than seconds: the generation tells apart */
+
+        (void) ngx_snprintf(gen.snapshot, sizeof(gen.snapshot),
+                            NGX_HTTP_MALLOC_SNAP_PREFIX
+                            "%4d%02d%02dT%02d%02d%02dZ."
+                            NGX_HTTP_MALLOC_SNAP_RELOAD ".%ui.heap%Z",
+                            tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
+                            tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec,
+                            ngx_http_malloc_board_generation(mmcf));
+
+        err = 0;
+        rc = ngx_http_malloc_dump_write((char *) mmcf->dump_dir->name.data,
+                                        (char *) gen.snapshot, 0, &bytes,
+                                        &err);
+
+        if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+            ngx_log_error(NGX_LOG_ERR, log, err,
+                          "the master's heap to \"%V/%s\" failed: %s",
+                          &mmcf->dump_dir->name, gen.snapshot,
+                          ngx_http_malloc_dump_strerror(rc));
+            gen.snapshot[0] = '\0';
+
+        } else {
+            ngx_log_error(NGX_LOG_INFO, log, 0,
+                          "the master's heap after the reload, %uz bytes "
+                          "allocated, written to \"%V/%s\"", gen.allocated,
+                          &mmcf->dump_dir->name, gen.snapshot);
+
+            ngx_http_malloc_schedule_prune(mmcf, NGX_HTTP_MALLOC_SNAP_RELOAD,
+                                           -1, log);
+        }
+    }
+
+    ngx_http_malloc_board_record(mmcf, &gen);
 }
 
 
@@ -115,19 +204,206 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
         return;
     }
 
+    if (mmcf->watch != NULL && ngx_worker == 0) {
+        ngx_http_malloc_schedule_watch(sn, log);
+
+        if (sn->seq != 0) {
+            return;
+        }
+    }
+
+    if (mmcf->snapshot == NULL) {
+        return;
+    }
+
     every = ngx_http_malloc_board_desired(mmcf, NULL)
             ? mmcf->snapshot->interval : 0;
 
     if (ngx_http_malloc_board_due(mmcf, ngx_time(), every)) {
-        ngx_http_malloc_schedule_take(sn, log);
+        ngx_http_malloc_schedule_take(sn, NULL, log);
     }
+}
+
+
+/*
+ * malloc_watch, in worker 0, from the figures every worker publishes:
+ * nothing runs in any worker until a trigger fires.  Growth: the total
+ * (or one worker) grew by "growth" above the baseline; with sampling off
+ * it is turned on for "sample", and the growth of that window is saved as
+ * a snapshot when it ends (sampling then turns itself off); with sampling
+ * on, a snapshot is saved at once.  Then a new baseline.  Peak: with
+ * sampling on, a snapshot whenever the total passes the last peak by a
+ * tenth; only the newest is kept.
+ */
+
+static void
+ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
+{
+    size_t                        total, grew;
+    ngx_uint_t                    active, fresh;
+    ngx_http_malloc_cmd_t         cmd;
+    ngx_http_malloc_watch_t       w;
+    ngx_http_malloc_watch_conf_t *wc;
+    size_t                        each[NGX_HTTP_MALLOC_WATCHED];
+
+    wc = sn->mmcf->watch;
+
+    ngx_http_malloc_board_watch(sn->mmcf, &w, NULL);
+
+    total = ngx_http_malloc_schedule_total(sn->mmcf, each, &fresh);
+    active = ngx_http_malloc_board_desired(sn->mmcf, NULL);
+
+    if (!fresh) {
+        return;
+    }
+
+    if (w.fired) {
+        if ((ngx_msec_int_t) (w.until - ngx_current_msec) > 0) {
+            return;
+        }
+
+        /* the window is over: what grew in it, then a new baseline */
+
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap growth of %uz bytes: saving what was sampled "
+                      "in the last %M ms", w.grew, wc->sample);
+
+        w.fired = 0;
+        w.baseline = total;
+        ngx_memcpy(w.worker, each, sizeof(each));
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH, log);
+        return;
+    }
+
+    if (wc->growth != 0) {
+
+        grew = ngx_http_malloc_schedule_grew(&w, total, each);
+
+        if (grew < (size_t) wc->growth) {
+            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+        } else {
+            w.grew = grew;
+            w.baseline = total;
+            ngx_memcpy(w.worker, each, sizeof(each));
+
+            if (active) {
+                ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                              "heap grew by %uz bytes, %uz in all: saving "
+                              "a growth snapshot", w.grew, total);
+
+                ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+                ngx_http_malloc_schedule_take(sn,
+                                              NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                              log);
+                return;
+            }
+
+            ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                          "heap grew by %uz bytes, %uz in all: heap "
+                          "profiling turned on for %M ms", w.grew, total,
+                          wc->sample);
+
+            ngx_memzero(&cmd, sizeof(ngx_http_malloc_cmd_t));
+            cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
+            cmd.arg = 1;
+            cmd.duration = wc->sample;
+
+            (void) ngx_http_malloc_board_post(sn->mmcf, &cmd, log);
+
+            w.fired = 1;
+            w.until = ngx_current_msec + wc->sample;
+            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+            return;
+        }
+    }
+
+    if (wc->peak && active && total > w.peak + w.peak / 10) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap at a new peak, %uz bytes allocated: saving a "
+                      "peak snapshot", total);
+
+        w.peak = total;
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, log);
+    }
+}
+
+
+/*
+ * The allocated bytes of the workers whose figures are fresh, in all and
+ * each (0 for a stale one), for the first NGX_HTTP_MALLOC_WATCHED.
+ */
+
+static size_t
+ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
+    size_t *each, ngx_uint_t *fresh)
+{
+    size_t                     total;
+    ngx_uint_t                 i, n;
+    ngx_http_malloc_worker_t   w[NGX_HTTP_MALLOC_WATCHED];
+
+    n = NGX_HTTP_MALLOC_WATCHED;
+    (void) ngx_http_malloc_board_workers(mmcf, 0, w, &n);
+
+    ngx_memzero(each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    total = 0;
+    *fresh = 0;
+
+    for (i = 0; i < n; i++) {
+        if (!w[i].stale) {
+            each[i] = w[i].stats.allocated;
+            total += each[i];
+            (*fresh)++;
+        }
+    }
+
+    return total;
+}
+
+
+/*
+ * The growth above the baselines, of the total or of the worker that grew
+ * most; baselines that are not set yet, or above what is allocated now
+ * (memory was freed), are set to now.
+ */
+
+static size_t
+ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w, size_t total,
+    size_t *each)
+{
+    size_t      grew;
+    ngx_uint_t  i;
+
+    if (w->baseline == 0 || total < w->baseline) {
+        w->baseline = total;
+    }
+
+    grew = total - w->baseline;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_WATCHED; i++) {
+        if (w->worker[i] == 0 || each[i] < w->worker[i]) {
+            w->worker[i] = each[i];
+        }
+
+        if (each[i] - w->worker[i] > grew) {
+            grew = each[i] - w->worker[i];
+        }
+    }
+
+    return grew;
 }
 
 
 /* posts the dump to every worker; nobody else waits for it */
 
 static void
-ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
+ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
+    ngx_log_t *log)
 {
     u_char    *p;
     ngx_tm_t   tm;
@@ -147,14 +423,20 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     ngx_memzero(&sn->cmd, sizeof(ngx_http_malloc_cmd_t));
     sn->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
 
+    /* "snapshot-<time>.", and the reason unless it is the schedule */
+
+    sn->reason = reason;
+
     p = ngx_snprintf(sn->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%%p.heap", sn->ts);
+                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%s%%p.heap",
+                     sn->ts, reason ? reason : "", reason ? "." : "");
     *p = '\0';
 
     sn->seq = ngx_http_malloc_board_post(sn->mmcf, &sn->cmd, log);
     sn->started = ngx_current_msec;
 
-    ngx_log_error(NGX_LOG_INFO, log, 0, "heap snapshot %s started", sn->ts);
+    ngx_log_error(NGX_LOG_INFO, log, 0, "heap snapshot %s%s%s started",
+                  sn->ts, reason ? " for " : "", reason ? reason : "");
 
     ngx_add_timer(&sn->poll, NGX_HTTP_MALLOC_SNAP_POLL);
 }
@@ -233,8 +515,9 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         return;
     }
 
-    if (!sn->mmcf->snapshot->pprof) {
-        ngx_http_malloc_schedule_publish(sn->mmcf, sn->paths, log);
+    if (sn->mmcf->snapshot != NULL && !sn->mmcf->snapshot->pprof) {
+        ngx_http_malloc_schedule_publish(sn->mmcf, sn->reason, sn->paths,
+                                         log);
         ngx_http_malloc_schedule_result(sn, 1, NULL, log);
         return;
     }
@@ -242,8 +525,10 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     /* written hidden, named by ngx_http_malloc_schedule_publish() */
 
     (void) ngx_snprintf((u_char *) sn->out, sizeof(sn->out),
-                        "%V/." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.pb.gz%Z",
-                        &sn->mmcf->dump_dir->name, sn->ts);
+                        "%V/." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%spb.gz%Z",
+                        &sn->mmcf->dump_dir->name, sn->ts,
+                        sn->reason ? sn->reason : "",
+                        sn->reason ? "." : "");
 
     sn->done[0] = sn->out;
     sn->done[1] = NULL;
@@ -319,7 +604,8 @@ ngx_http_malloc_schedule_merged(void *data)
     sn->merging = 0;
 
     if (sn->rc == NGX_HTTP_MALLOC_PIPE_OK) {
-        ngx_http_malloc_schedule_publish(sn->mmcf, sn->done, ngx_cycle->log);
+        ngx_http_malloc_schedule_publish(sn->mmcf, sn->reason, sn->done,
+                                         ngx_cycle->log);
     }
 
     ngx_http_malloc_schedule_result(sn, sn->rc == NGX_HTTP_MALLOC_PIPE_OK,
@@ -335,7 +621,7 @@ ngx_http_malloc_schedule_merged(void *data)
 
 static void
 ngx_http_malloc_schedule_publish(ngx_http_malloc_main_conf_t *mmcf,
-    char **hidden, ngx_log_t *log)
+    const char *reason, char **hidden, ngx_log_t *log)
 {
     off_t            size;
     ngx_uint_t       i;
@@ -350,7 +636,7 @@ ngx_http_malloc_schedule_publish(ngx_http_malloc_main_conf_t *mmcf,
         }
     }
 
-    ngx_http_malloc_schedule_prune(mmcf, size, log);
+    ngx_http_malloc_schedule_prune(mmcf, reason, size, log);
 
     for (i = 0; hidden[i] != NULL; i++) {
         /* "<dir>/.snapshot-..." -> "<dir>/snapshot-..." */
@@ -378,6 +664,28 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 {
     ngx_uint_t  was;
 
+    if (sn->reason != NULL) {
+        /* a watch's snapshot: each is an event of its own */
+
+        if (ok) {
+            ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                          "heap snapshot %s for %s written", sn->ts,
+                          sn->reason);
+        } else {
+            ngx_log_error(NGX_LOG_ERR, log, 0,
+                          "heap snapshot %s for %s failed: %s", sn->ts,
+                          sn->reason, text);
+        }
+
+        ngx_http_malloc_schedule_prune(sn->mmcf, sn->reason, -1, log);
+
+        ngx_destroy_pool(sn->pool);
+        sn->pool = NULL;
+        sn->paths = NULL;
+        sn->seq = 0;
+        return;
+    }
+
     was = ngx_http_malloc_board_snapshot_failed(sn->mmcf, !ok);
 
     if (!ok && !was) {
@@ -393,7 +701,7 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
                       sn->ts);
     }
 
-    ngx_http_malloc_schedule_prune(sn->mmcf, -1, log);
+    ngx_http_malloc_schedule_prune(sn->mmcf, NULL, -1, log);
 
     ngx_destroy_pool(sn->pool);
     sn->pool = NULL;
@@ -403,17 +711,20 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
 
 /*
- * Keeps the newest "keep" snapshots, and fewer when they would take more
- * than "max_size" together; with "incoming" bytes of a snapshot about to
- * be named (-1: none), that one counts as the newest.
+ * Keeps the newest "keep" snapshots of a reason (NULL: the schedule),
+ * and fewer when they would take more than "max_size" together; with
+ * "incoming" bytes of a snapshot about to be named (-1: none), that one
+ * counts as the newest.  The schedule's limits are malloc_snapshot's;
+ * the master's heap after each of the last 16 reloads, the last 8 growth
+ * snapshots and the last peak are kept.
  */
 
 static void
 ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
-    off_t incoming, ngx_log_t *log)
+    const char *reason, off_t incoming, ngx_log_t *log)
 {
-    off_t                         total, group;
-    ngx_uint_t                    i, k, n, groups, drop;
+    off_t                         total, group, max_size;
+    ngx_uint_t                    i, k, n, groups, drop, keep;
     ngx_pool_t                   *pool;
     ngx_http_malloc_snap_file_t  *files;
     u_char                        path[NGX_MAX_PATH];
@@ -430,9 +741,31 @@ ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
         return;
     }
 
+    if (reason == NULL) {
+        reason = NGX_HTTP_MALLOC_SNAP_SCHEDULE;
+        keep = mmcf->snapshot ? mmcf->snapshot->keep : 24;
+        max_size = mmcf->snapshot ? mmcf->snapshot->max_size : 0;
+
+    } else {
+        keep = (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_RELOAD) == 0) ? 16
+               : (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_GROWTH) == 0) ? 8
+               : 1;
+        max_size = 0;
+    }
+
     total = (incoming > 0) ? incoming : 0;
     groups = (incoming >= 0) ? 1 : 0;
     drop = 0;
+
+    /* this reason's files only, still newest first */
+
+    for (i = 0, k = 0; i < n; i++) {
+        if (ngx_strcmp(files[i].reason, reason) == 0) {
+            files[k++] = files[i];
+        }
+    }
+
+    n = k;
 
     /*
      * newest first; the files of one snapshot are next to each other and
@@ -450,10 +783,7 @@ ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
         groups++;
         total += group;
 
-        if (groups > mmcf->snapshot->keep
-            || (mmcf->snapshot->max_size != 0
-                && total > mmcf->snapshot->max_size))
-        {
+        if (groups > keep || (max_size != 0 && total > max_size)) {
             drop = 1;
         }
 
@@ -527,6 +857,7 @@ ngx_http_malloc_schedule_list(ngx_http_malloc_main_conf_t *mmcf,
                    NGX_HTTP_MALLOC_SNAP_TS_LEN);
         (*files)[*n].ts[NGX_HTTP_MALLOC_SNAP_TS_LEN] = '\0';
         ngx_memcpy((*files)[*n].name, name, len + 1);
+        (*files)[*n].reason = ngx_http_malloc_schedule_reason(name, len);
         (*files)[*n].size = st.st_size;
         (*n)++;
     }
@@ -554,4 +885,30 @@ ngx_http_malloc_schedule_cmp(const void *one, const void *two)
     rc = ngx_strcmp(b->ts, a->ts);
 
     return rc ? rc : ngx_strcmp(a->name, b->name);
+}
+
+
+/* "snapshot-<time>.<reason>...": the reason, or the schedule's */
+
+static const char *
+ngx_http_malloc_schedule_reason(u_char *name, size_t len)
+{
+    size_t               i, at;
+    static const char   *reasons[] = { NGX_HTTP_MALLOC_SNAP_RELOAD,
+                                       NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                       NGX_HTTP_MALLOC_SNAP_PEAK, NULL };
+
+    at = sizeof(NGX_HTTP_MALLOC_SNAP_PREFIX) - 1
+         + NGX_HTTP_MALLOC_SNAP_TS_LEN + 1;
+
+    for (i = 0; at < len && reasons[i] != NULL; i++) {
+        if (len - at > ngx_strlen(reasons[i])
+            && ngx_strncmp(name + at, reasons[i], ngx_strlen(reasons[i])) == 0
+            && name[at + ngx_strlen(reasons[i])] == '.')
+        {
+            return reasons[i];
+        }
+    }
+
+    return NGX_HTTP_MALLOC_SNAP_SCHEDULE;
 }

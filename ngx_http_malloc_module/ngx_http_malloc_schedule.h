@@ -20,9 +20,17 @@
 #define NGX_HTTP_MALLOC_SNAP_TS_LEN   16
 
 
+/* why a snapshot was taken, as its name says after its time */
+#define NGX_HTTP_MALLOC_SNAP_SCHEDULE  "schedule"
+#define NGX_HTTP_MALLOC_SNAP_RELOAD    "reload"
+#define NGX_HTTP_MALLOC_SNAP_GROWTH    "growth"
+#define NGX_HTTP_MALLOC_SNAP_PEAK      "peak"
+
+
 typedef struct {
     char                        ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                        name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    const char                 *reason;
     off_t                       size;
 } ngx_http_malloc_snap_file_t;
 

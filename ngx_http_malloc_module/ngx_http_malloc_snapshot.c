@@ -70,8 +70,9 @@ ngx_http_malloc_snapshot_index(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx
                          &mmcf->dump_dir->name, files[i].name);
         *p = '\0';
 
-        f = json_pack("{s:s, s:s, s:s, s:I}", "name", files[i].name,
-                      "time", (char *) time, "path", (char *) path,
+        f = json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", files[i].name,
+                      "time", (char *) time, "reason", files[i].reason,
+                      "path", (char *) path,
                       "bytes", (json_int_t) files[i].size);
         json_array_append_new(list, f);
     }

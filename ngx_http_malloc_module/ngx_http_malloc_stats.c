@@ -271,6 +271,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_uint_t                    i, k, n;
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
         return ngx_http_malloc_unusable(r, NULL);
@@ -349,6 +350,22 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     for (i = 0; i < n; i++) {
         p = ngx_http_malloc_stats_series(p, last, "worker_up", "", &w[i],
                                          !w[i].stale);
+    }
+
+    /* the master: its heap as the current generation began, and reloads */
+
+    if (ngx_http_malloc_board_generations(mmcf, gens) > 0) {
+        p = ngx_slprintf(p, last,
+                         "# HELP nginx_malloc_master_allocated_bytes Bytes "
+                         "allocated in the master after the last reload "
+                         "(or the start), as its workers inherited them.\n"
+                         "# TYPE nginx_malloc_master_allocated_bytes gauge\n"
+                         "nginx_malloc_master_allocated_bytes %uz\n"
+                         "# HELP nginx_malloc_reloads_total Reloads since "
+                         "nginx started.\n"
+                         "# TYPE nginx_malloc_reloads_total counter\n"
+                         "nginx_malloc_reloads_total %ui\n",
+                         gens[0].allocated, gens[0].generation - 1);
     }
 
     return ngx_http_malloc_send_data(r,

@@ -420,7 +420,13 @@
 
         for (const f of list || []) {
             const m = /^snapshot-\d{8}T\d{6}Z/.exec(f.name);
-            const name = m ? m[0] : f.name;
+
+            /*
+             * the schedule's files of one time are one snapshot; those of
+             * a reload, a growth or a peak stand alone (and say why)
+             */
+            const name = m && (f.reason || 'schedule') === 'schedule'
+                         ? m[0] : f.name;
 
             if (!by.has(name)) {
                 by.set(name, { name, files: [] });
@@ -430,13 +436,17 @@
         return [...by.values()];
     }
 
-    /* "snapshot-20261201T031814Z" -> "2026-12-01 03:18:14 UTC" */
+    /*
+     * "snapshot-20261201T031814Z" -> "2026-12-01 03:18:14 UTC", and
+     * "snapshot-20261201T031814Z.reload.heap" -> "... UTC, reload"
+     */
     function snapshotLabel(name) {
-        const m = /^snapshot-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/
+        const m = /^snapshot-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z(?:\.(reload|growth|peak)\.)?/
                   .exec(name);
 
         return m ? m[1] + '-' + m[2] + '-' + m[3] + ' ' + m[4] + ':' + m[5]
-                   + ':' + m[6] + ' UTC' : name;
+                   + ':' + m[6] + ' UTC' + (m[7] ? ', ' + m[7] : '')
+                 : name;
     }
 
     const MallocFlame = { buildTree, countIndex, find, pathOf, layout, search,

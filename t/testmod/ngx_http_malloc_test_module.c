@@ -12,6 +12,11 @@
  *                                          of B bytes, each allocated
  *                                          through its own call stack
  *                                          ?free=1 frees what was kept
+ *
+ *     malloc_test_leak SIZE;   (http) allocates SIZE bytes in the master
+ *                              at every parse of the configuration and
+ *                              never frees them: a module that leaks at
+ *                              each reload, by ngx_http_malloc_test_leak()
  */
 
 
@@ -38,7 +43,10 @@ static void *ngx_http_malloc_test_left(ngx_uint_t path, ngx_uint_t depth,
 static void *ngx_http_malloc_test_right(ngx_uint_t path, ngx_uint_t depth,
     size_t size);
 static void ngx_http_malloc_test_free(void);
+static char *ngx_http_malloc_test_leak_conf(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
 void *ngx_http_malloc_test_hold(size_t size);
+void *ngx_http_malloc_test_leak(size_t size);
 
 
 static ngx_command_t  ngx_http_malloc_test_commands[] = {
@@ -46,6 +54,13 @@ static ngx_command_t  ngx_http_malloc_test_commands[] = {
     { ngx_string("malloc_test"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_malloc_test,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("malloc_test_leak"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_malloc_test_leak_conf,
       0,
       0,
       NULL },
@@ -288,4 +303,46 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
     out.next = NULL;
 
     return ngx_http_output_filter(r, &out);
+}
+
+
+/* a directive handler that leaks, as some modules' do at each reload */
+
+static char *
+ngx_http_malloc_test_leak_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ssize_t     size;
+    ngx_str_t  *value;
+
+    value = cf->args->elts;
+
+    size = ngx_parse_size(&value[1]);
+    if (size == NGX_ERROR || size <= 0) {
+        return "takes a size";
+    }
+
+    if (ngx_http_malloc_test_leak(size) == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* exported, so that profiles name it even in a stripped build */
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_leak(size_t size)
+{
+    u_char  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        /* touched: resident, as a real leak's memory is */
+        ngx_memset(p, 0x5a, size);
+    }
+
+    return p;
 }

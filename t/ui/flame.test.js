@@ -398,6 +398,16 @@ test('snapshots are offered by time, a file per worker in one', () => {
         { name: 'snapshot-by-hand.pb.gz',
           files: ['snapshot-by-hand.pb.gz'] }]);
     assert.deepStrictEqual(F.snapshotTimes(undefined), []);
+    // a reload's, a growth's or a peak's snapshot stands alone
+    assert.deepStrictEqual(F.snapshotTimes([
+        { name: 'snapshot-20261201T031814Z.pb.gz', reason: 'schedule' },
+        { name: 'snapshot-20261201T031814Z.reload.heap', reason: 'reload' }]),
+        [{ name: 'snapshot-20261201T031814Z',
+           files: ['snapshot-20261201T031814Z.pb.gz'] },
+         { name: 'snapshot-20261201T031814Z.reload.heap',
+           files: ['snapshot-20261201T031814Z.reload.heap'] }]);
+    assert.strictEqual(F.snapshotLabel('snapshot-20261201T031814Z.peak.pb.gz'),
+                       '2026-12-01 03:18:14 UTC, peak');
 
     assert.strictEqual(F.snapshotLabel('snapshot-20261201T031814Z'),
                        '2026-12-01 03:18:14 UTC');
