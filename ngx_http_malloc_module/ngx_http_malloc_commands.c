@@ -34,7 +34,6 @@ static ngx_int_t ngx_http_malloc_command(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
-static off_t ngx_http_malloc_dump_used(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_log_command(ngx_http_request_t *r,
@@ -369,7 +368,7 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    used = ngx_http_malloc_dump_used(r);
+    used = ngx_http_malloc_dump_used((char *) mmcf->dump_dir->name.data);
 
     if (mmcf->dump_max_size != 0 && used >= mmcf->dump_max_size) {
         *sent = ngx_http_malloc_error(r, NGX_HTTP_INSUFFICIENT_STORAGE,
@@ -425,43 +424,6 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     }
 
     return NGX_OK;
-}
-
-
-/* bytes in the regular files of the dump directory */
-
-static off_t
-ngx_http_malloc_dump_used(ngx_http_request_t *r)
-{
-    off_t                         used;
-    ngx_dir_t                     dir;
-    struct stat                   st;
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-    used = 0;
-
-    if (ngx_open_dir(&mmcf->dump_dir->name, &dir) == NGX_ERROR) {
-        return 0;
-    }
-
-    while (ngx_read_dir(&dir) == NGX_OK) {
-        if (fstatat(dirfd(dir.dir), (char *) ngx_de_name(&dir), &st,
-                    AT_SYMLINK_NOFOLLOW)
-            == 0
-            && S_ISREG(st.st_mode))
-        {
-            used += st.st_size;
-        }
-    }
-
-    if (ngx_close_dir(&dir) == NGX_ERROR) {
-        ngx_log_error(NGX_LOG_ALERT, r->connection->log, ngx_errno,
-                      ngx_close_dir_n " \"%V\" failed",
-                      &mmcf->dump_dir->name);
-    }
-
-    return used;
 }
 
 

@@ -198,3 +198,34 @@ ngx_http_malloc_dump_sweep(const char *dir, time_t age,
 
     (void) closedir(d);
 }
+
+
+/* bytes in the regular files of the directory; 0 when it cannot be read */
+
+off_t
+ngx_http_malloc_dump_used(const char *dir)
+{
+    DIR            *d;
+    off_t           used;
+    struct stat     st;
+    struct dirent  *de;
+
+    d = opendir(dir);
+    if (d == NULL) {
+        return 0;
+    }
+
+    used = 0;
+
+    while ((de = readdir(d)) != NULL) {
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+            && S_ISREG(st.st_mode))
+        {
+            used += st.st_size;
+        }
+    }
+
+    (void) closedir(d);
+
+    return used;
+}

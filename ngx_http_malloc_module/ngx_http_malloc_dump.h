@@ -36,6 +36,9 @@ int ngx_http_malloc_dump_check(const char *dir, const char *name, int *err);
 
 const char *ngx_http_malloc_dump_strerror(int rc);
 
+/* bytes in the regular files of a directory */
+off_t ngx_http_malloc_dump_used(const char *dir);
+
 /* removes hidden files older than "age" seconds left by a killed worker */
 void ngx_http_malloc_dump_sweep(const char *dir, time_t age,
     void (*removed)(void *data, const char *name), void *data);

@@ -59,7 +59,7 @@ static int ngx_http_malloc_pb_varint(ngx_http_malloc_pb_t *b, uint64_t *v);
 static int ngx_http_malloc_pb_field(ngx_http_malloc_pb_t *b, uint64_t *tag,
     uint64_t *v, ngx_http_malloc_pb_t *sub);
 static int ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
-    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr, char *err);
+    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr);
 static const char *ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr,
     uint64_t i, size_t *len);
 static int ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
@@ -547,8 +547,8 @@ ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
 
     memset(&pr, 0, sizeof(ngx_http_malloc_proto_t));
 
-    if (ngx_http_malloc_proto_scan(np, raw, &pr, err) != 0) {
-        return -1;
+    if (ngx_http_malloc_proto_scan(np, raw, &pr) != 0) {
+        goto malformed;
     }
 
     /* the samples, once every location and function is known */
@@ -721,11 +721,11 @@ ngx_http_malloc_pb_field(ngx_http_malloc_pb_t *b, uint64_t *tag, uint64_t *v,
 }
 
 
-/* strings, sample types, functions and locations */
+/* strings, sample types, functions and locations; -1: malformed */
 
 static int
 ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
-    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr, char *err)
+    ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr)
 {
     size_t                 n, len, i;
     uint64_t               tag, v, t;
@@ -742,7 +742,7 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
 
     while (b.p < b.end) {
         if (ngx_http_malloc_pb_field(&b, &tag, &v, &m) != 0) {
-            goto malformed;
+            return -1;
         }
 
         n += (tag == (6 << 3 | 2));
@@ -750,7 +750,7 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
     }
 
     if (pr->ncols > 16) {
-        goto malformed;
+        return -1;
     }
 
     pr->strings = ngx_http_malloc_arena_alloc(np->arena,
@@ -759,7 +759,7 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
                                    (pr->ncols + 1)
                                    * sizeof(ngx_http_malloc_pb_t));
     if (pr->strings == NULL || types == NULL) {
-        goto malformed;
+        return -1;
     }
 
     b = raw;
@@ -787,7 +787,7 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
 
         while (f.p < f.end) {
             if (ngx_http_malloc_pb_field(&f, &tag, &t, &sub) != 0) {
-                goto malformed;
+                return -1;
             }
 
             if (tag != (1 << 3 | 0)) {
@@ -821,18 +821,12 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
             if ((t == 5 && ngx_http_malloc_proto_function(np, pr, m) != 0)
                 || (t == 4 && ngx_http_malloc_proto_location(np, pr, m) != 0))
             {
-                goto malformed;
+                return -1;
             }
         }
     }
 
     return 0;
-
-malformed:
-
-    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
-             "a malformed profile.proto, or out of memory");
-    return -1;
 }
 
 

@@ -51,6 +51,7 @@ typedef struct {
     ngx_http_malloc_task_t         task;
     ngx_event_t                    poll;
     const char                    *reason;       /* NULL: the schedule */
+    char                           tag[32];      /* "<reason>.<figure>." */
     char                           ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                           out[NGX_MAX_PATH];
     char                          *done[2];      /* out, for publish */
@@ -69,7 +70,7 @@ static size_t ngx_http_malloc_schedule_total(
 static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
     size_t total, size_t *each);
 static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
-    const char *reason, ngx_log_t *log);
+    const char *reason, size_t figure, ngx_log_t *log);
 static void ngx_http_malloc_schedule_poll(ngx_event_t *ev);
 static void ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
@@ -85,7 +86,7 @@ static void ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn,
 static void ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
     const char *reason, off_t incoming, ngx_log_t *log);
 static const char *ngx_http_malloc_schedule_reason(u_char *name,
-    size_t len);
+    size_t len, off_t *figure);
 static int ngx_libc_cdecl ngx_http_malloc_schedule_cmp(const void *one,
     const void *two);
 
@@ -148,7 +149,10 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
     gen.allocated = st.allocated;
 
     if (ngx_http_malloc_board_generation(mmcf) > 1
-        && ngx_http_malloc_board_desired(mmcf, NULL))
+        && ngx_http_malloc_board_desired(mmcf, NULL)
+        && (mmcf->dump_max_size == 0
+            || ngx_http_malloc_dump_used((char *) mmcf->dump_dir->name.data)
+               < mmcf->dump_max_size))
     {
         ngx_gmtime(gen.time, &tm);
 
@@ -220,7 +224,7 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
             ? mmcf->snapshot->interval : 0;
 
     if (ngx_http_malloc_board_due(mmcf, ngx_time(), every)) {
-        ngx_http_malloc_schedule_take(sn, NULL, log);
+        ngx_http_malloc_schedule_take(sn, NULL, 0, log);
     }
 }
 
@@ -273,7 +277,8 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         ngx_memcpy(w.worker, each, sizeof(each));
         ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
 
-        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH, log);
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                      w.grew, log);
         return;
     }
 
@@ -298,7 +303,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 
                 ngx_http_malloc_schedule_take(sn,
                                               NGX_HTTP_MALLOC_SNAP_GROWTH,
-                                              log);
+                                              w.grew, log);
                 return;
             }
 
@@ -329,7 +334,8 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         w.peak = total;
         ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
 
-        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, log);
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, total,
+                                      log);
     }
 }
 
@@ -399,14 +405,36 @@ ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w, size_t total,
 }
 
 
-/* posts the dump to every worker; nobody else waits for it */
+/*
+ * Posts the dump to every worker; nobody else waits for it.  A watch's
+ * snapshot carries its reason and the figure that fired it in its name:
+ * "snapshot-<time>.growth.<bytes grown>.", "snapshot-<time>.peak.<bytes
+ * allocated>.".
+ */
 
 static void
 ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
-    ngx_log_t *log)
+    size_t figure, ngx_log_t *log)
 {
     u_char    *p;
+    off_t      used;
     ngx_tm_t   tm;
+
+    /* the watch's snapshots respect the directory's limit, as dumps do */
+
+    if (reason != NULL && sn->mmcf->dump_max_size != 0) {
+        used = ngx_http_malloc_dump_used(
+                   (char *) sn->mmcf->dump_dir->name.data);
+
+        if (used >= sn->mmcf->dump_max_size) {
+            ngx_log_error(NGX_LOG_ERR, log, 0,
+                          "heap snapshot for %s skipped: malloc_dump_dir "
+                          "\"%V\" holds %O bytes, its max_size is %O",
+                          reason, &sn->mmcf->dump_dir->name, used,
+                          sn->mmcf->dump_max_size);
+            return;
+        }
+    }
 
     ngx_gmtime(ngx_time(), &tm);
 
@@ -426,10 +454,16 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
     /* "snapshot-<time>.", and the reason unless it is the schedule */
 
     sn->reason = reason;
+    sn->tag[0] = '\0';
+
+    if (reason != NULL) {
+        (void) ngx_snprintf((u_char *) sn->tag, sizeof(sn->tag), "%s.%uz.%Z",
+                            reason, figure);
+    }
 
     p = ngx_snprintf(sn->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%s%%p.heap",
-                     sn->ts, reason ? reason : "", reason ? "." : "");
+                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%%p.heap",
+                     sn->ts, sn->tag);
     *p = '\0';
 
     sn->seq = ngx_http_malloc_board_post(sn->mmcf, &sn->cmd, log);
@@ -525,10 +559,8 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     /* written hidden, named by ngx_http_malloc_schedule_publish() */
 
     (void) ngx_snprintf((u_char *) sn->out, sizeof(sn->out),
-                        "%V/." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%spb.gz%Z",
-                        &sn->mmcf->dump_dir->name, sn->ts,
-                        sn->reason ? sn->reason : "",
-                        sn->reason ? "." : "");
+                        "%V/." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%spb.gz%Z",
+                        &sn->mmcf->dump_dir->name, sn->ts, sn->tag);
 
     sn->done[0] = sn->out;
     sn->done[1] = NULL;
@@ -857,7 +889,8 @@ ngx_http_malloc_schedule_list(ngx_http_malloc_main_conf_t *mmcf,
                    NGX_HTTP_MALLOC_SNAP_TS_LEN);
         (*files)[*n].ts[NGX_HTTP_MALLOC_SNAP_TS_LEN] = '\0';
         ngx_memcpy((*files)[*n].name, name, len + 1);
-        (*files)[*n].reason = ngx_http_malloc_schedule_reason(name, len);
+        (*files)[*n].reason = ngx_http_malloc_schedule_reason(name, len,
+                                                   &(*files)[*n].figure);
         (*files)[*n].size = st.st_size;
         (*n)++;
     }
@@ -888,15 +921,21 @@ ngx_http_malloc_schedule_cmp(const void *one, const void *two)
 }
 
 
-/* "snapshot-<time>.<reason>...": the reason, or the schedule's */
+/*
+ * "snapshot-<time>.<reason>.<figure>...": the reason, or the schedule's,
+ * and the figure that fired a watch's snapshot (-1: none)
+ */
 
 static const char *
-ngx_http_malloc_schedule_reason(u_char *name, size_t len)
+ngx_http_malloc_schedule_reason(u_char *name, size_t len, off_t *figure)
 {
+    u_char              *p, *last;
     size_t               i, at;
     static const char   *reasons[] = { NGX_HTTP_MALLOC_SNAP_RELOAD,
                                        NGX_HTTP_MALLOC_SNAP_GROWTH,
                                        NGX_HTTP_MALLOC_SNAP_PEAK, NULL };
+
+    *figure = -1;
 
     at = sizeof(NGX_HTTP_MALLOC_SNAP_PREFIX) - 1
          + NGX_HTTP_MALLOC_SNAP_TS_LEN + 1;
@@ -906,6 +945,13 @@ ngx_http_malloc_schedule_reason(u_char *name, size_t len)
             && ngx_strncmp(name + at, reasons[i], ngx_strlen(reasons[i])) == 0
             && name[at + ngx_strlen(reasons[i])] == '.')
         {
+            p = name + at + ngx_strlen(reasons[i]) + 1;
+            last = ngx_strlchr(p, name + len, '.');
+
+            if (i > 0 && last != NULL && last > p) {
+                *figure = ngx_atoof(p, last - p);
+            }
+
             return reasons[i];
         }
     }

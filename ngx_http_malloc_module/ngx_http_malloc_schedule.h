@@ -31,6 +31,8 @@ typedef struct {
     char                        ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                        name[NGX_HTTP_MALLOC_NAME_MAX + 1];
     const char                 *reason;
+    off_t                       figure;     /* growth: bytes grown; peak:
+                                               bytes allocated; -1: none */
     off_t                       size;
 } ngx_http_malloc_snap_file_t;
 

@@ -74,6 +74,16 @@ ngx_http_malloc_snapshot_index(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx
                       "time", (char *) time, "reason", files[i].reason,
                       "path", (char *) path,
                       "bytes", (json_int_t) files[i].size);
+
+        /* what fired a watch's snapshot */
+
+        if (f != NULL && files[i].figure >= 0) {
+            json_object_set_new(f, ngx_strcmp(files[i].reason,
+                                               NGX_HTTP_MALLOC_SNAP_PEAK) == 0
+                                   ? "allocated" : "grew",
+                                json_integer((json_int_t) files[i].figure));
+        }
+
         json_array_append_new(list, f);
     }
 

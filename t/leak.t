@@ -89,8 +89,9 @@ sub snapshots_of {
     print $fh $r->{content};
     close $fh;
     my $top = `go tool pprof -top -sample_index=inuse_space $pb 2>&1`;
-    like($top, qr/^\s*8(\.\d+)?MB.*ngx_http_malloc_test_leak$/m,
-         'reload: go tool pprof names the leak with 8 MB')
+    my ($v, $unit) = $top =~ /^\s*([\d.]+)([kMG]B)\s.*\sngx_http_malloc_test_leak$/m;
+    near(($v // 0) / ({ kB => 1024, MB => 1, GB => 1 / 1024 }->{$unit // 'MB'}),
+         8, 'reload: go tool pprof names the leak')
         or diag $top;
 
     $r = $t->get('/malloc/metrics');
@@ -155,7 +156,9 @@ sub snapshots_of {
     ok(poll_until(10, sub { @snap = snapshots_of($t, 'growth') }),
        'growth: a snapshot saved');
     is(scalar @snap, 1, 'growth: one');
-    like($snap[0]{name}, qr/\.growth\.pb\.gz$/, 'growth: named for it');
+    like($snap[0]{name}, qr/\.growth\.\d+\.pb\.gz$/, 'growth: named for it');
+    ok($snap[0]{grew} >= 32 * $MB,
+       "growth: with the growth that fired it ($snap[0]{grew} bytes)");
 
     my $r = $t->get("/malloc/pprof/heap.json?snapshot=$snap[0]{name}");
     near(held($r->{json}, 'ngx_http_malloc_test_hold'), 16,
@@ -174,6 +177,27 @@ sub snapshots_of {
 }
 
 ###########################################################################
+# growth with sampling on already: a snapshot at once
+
+{
+    my $t = MallocTest->new(workers => 1,
+        http => 'malloc_watch growth=16m sample=1h;')->start;
+    is($t->post('/malloc/prof_active', 'true')->{status}, 200,
+       'growth, sampling on: profiling on');
+    $t->get('/t/alloc?mb=24&block=8');
+    my @snap;
+    ok(poll_until(5, sub { @snap = snapshots_of($t, 'growth') }),
+       'growth, sampling on: a snapshot at once');
+    my $r = $t->get("/malloc/pprof/heap.json?snapshot=$snap[0]{name}");
+    near(held($r->{json}, 'ngx_http_malloc_test_hold'), 24,
+         'growth, sampling on: with what grew');
+    ok($t->get('/malloc/prof_active')->{json}{prof_active},
+       'growth, sampling on: sampling stays on');
+    $t->no_alerts;
+    $t->stop;
+}
+
+###########################################################################
 # peak: a spike that is freed leaves a snapshot that names it
 
 {
@@ -184,8 +208,9 @@ sub snapshots_of {
 
     $t->get('/t/alloc?mb=64&block=8');
     my @snap;
-    ok(poll_until(10, sub { @snap = snapshots_of($t, 'peak') }),
-       'peak: a snapshot at the new peak');
+    ok(poll_until(10, sub {
+        @snap = grep { $_->{allocated} > 64 * $MB } snapshots_of($t, 'peak');
+    }), 'peak: a snapshot at the new peak, with its allocated bytes');
     $t->get('/t/alloc?free=1');
 
     my $r = $t->get("/malloc/pprof/heap.json?snapshot=$snap[0]{name}");
@@ -195,6 +220,12 @@ sub snapshots_of {
     $r = $t->get('/malloc/pprof/heap.json');
     ok(held($r->{json}, 'ngx_http_malloc_test_hold') < 1,
        'peak: the live heap has it no more');
+
+    # the peak survives a reload: the same spike again is no new peak
+    $t->reload;
+    $t->get('/t/alloc?mb=64&block=8');
+    sleep 3;
+    is(scalar(snapshots_of($t, 'peak')), 1, 'peak: kept across a reload');
 
     $t->no_alerts;
     $t->stop;
