@@ -595,7 +595,7 @@ ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
 }
 
 
-/* the main conf of a cycle that has an admin location, or NULL *//* the main conf of a cycle that has an admin location, or NULL */
+/* the main conf of a cycle that has an admin location, or NULL */
 
 static ngx_http_malloc_main_conf_t *
 ngx_http_malloc_used(ngx_cycle_t *cycle)

@@ -284,6 +284,7 @@ ngx_http_malloc_profile_generation(ngx_http_request_t *r,
     ngx_int_t                     want;
     ngx_str_t                     value;
     ngx_uint_t                    i, n;
+    ngx_file_info_t               fi;
     ngx_http_malloc_main_conf_t  *mmcf;
     ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
 
@@ -298,8 +299,8 @@ ngx_http_malloc_profile_generation(ngx_http_request_t *r,
             *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                                           "invalid_argument",
                                           "\"%s\" takes a generation number, "
-                                          "as GET %V lists them", arg,
-                                          &r->uri);
+                                          "as GET the admin location lists "
+                                          "them", arg);
             return NULL;
         }
     }
@@ -314,17 +315,6 @@ ngx_http_malloc_profile_generation(ngx_http_request_t *r,
         }
     }
 
-    if (i == n) {
-        *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
-                   "no_such_generation",
-                   "no heap of the master for generation %i: it is "
-                   "written after a reload while profiling is on, for the "
-                   "last %d generations (GET the admin location lists "
-                   "them; 0: the last one)", want,
-                   NGX_HTTP_MALLOC_GENERATIONS);
-        return NULL;
-    }
-
     paths = ngx_http_malloc_arena_alloc(pf->pipe.arena, 2 * sizeof(char *));
     p = ngx_http_malloc_arena_alloc(pf->pipe.arena,
                                     mmcf->dump_dir->name.len
@@ -334,7 +324,34 @@ ngx_http_malloc_profile_generation(ngx_http_request_t *r,
         return NULL;
     }
 
-    *ngx_sprintf(p, "%V/%s", &mmcf->dump_dir->name, gens[i].snapshot) = '\0';
+    if (i < n) {
+        *ngx_sprintf(p, "%V/%s", &mmcf->dump_dir->name, gens[i].snapshot)
+            = '\0';
+    }
+
+    /* a snapshot removed since (by hand, or by its retention) is none */
+
+    if (i == n || ngx_link_info(p, &fi) == NGX_FILE_ERROR
+        || !ngx_is_file(&fi))
+    {
+        if (want) {
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
+                       "no_such_generation",
+                       "no heap of the master for generation %i: it is "
+                       "written after a reload while profiling is on, and "
+                       "kept for the last %d generations (GET the admin "
+                       "location lists them)", want,
+                       NGX_HTTP_MALLOC_GENERATIONS);
+        } else {
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
+                       "no_such_generation",
+                       "no heap of the master yet: it is written after a "
+                       "reload while profiling is on (GET the admin "
+                       "location lists the generations)");
+        }
+
+        return NULL;
+    }
 
     paths[0] = (char *) p;
     paths[1] = NULL;

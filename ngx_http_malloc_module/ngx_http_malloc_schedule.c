@@ -326,7 +326,12 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         }
     }
 
-    if (wc->peak && active && total > w.peak + w.peak / 10) {
+    if (wc->peak && active && w.peak == 0) {
+        /* the first figure seen while sampling is the peak to pass */
+        w.peak = total;
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+    } else if (wc->peak && active && total > w.peak + w.peak / 10) {
         ngx_log_error(NGX_LOG_NOTICE, log, 0,
                       "heap at a new peak, %uz bytes allocated: saving a "
                       "peak snapshot", total);
@@ -808,7 +813,20 @@ ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
 
         group = 0;
 
-        for (k = i; k < n && ngx_strcmp(files[k].ts, files[i].ts) == 0; k++) {
+        /*
+         * the files of one time go together (format=heap writes one per
+         * worker), but each reload's alone: reloads come faster than
+         * seconds
+         */
+
+        for (k = i; k < n; k++) {
+            if (k > i
+                && (ngx_strcmp(files[k].ts, files[i].ts) != 0
+                    || ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_RELOAD) == 0))
+            {
+                break;
+            }
+
             group += files[k].size;
         }
 
