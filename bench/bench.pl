@@ -20,9 +20,9 @@
 #
 # Every nginx runs through t/lib/MallocTest.pm.  Sections 1 to 5 and 8:
 # one worker, on jemalloc, with the test-only module's /t/alloc to build
-# the heap being profiled.  Section 6 runs four nginx of 2 workers at once
-# (jemalloc with and without the module, glibc, jemalloc again as a
-# control) under wrk; section 7 times commands with 1 to 8 workers, with
+# the heap being profiled.  Section 6 runs five nginx of 2 workers at once
+# (jemalloc with and without the module, the module with malloc_watch,
+# glibc, jemalloc again as a control) under wrk; section 7 times commands with 1 to 8 workers, with
 # and without wrk; section 8 times metrics scrapes while profiles are
 # built.
 
@@ -975,6 +975,9 @@ my @TARMS = (
      'jemalloc, the module loaded with an admin location, profiling inactive'],
     [active => 'mod',
      'the same nginx, profiling active at the default sampling'],
+    [watch => 'watch',
+     'the module with `malloc_watch growth=1g;` (it never fires), '
+     . 'profiling inactive'],
     [glibc => 'glibc', 'glibc, no module (for reference)'],
     [control => 'je2',
      'a second nginx like `je`: how far apart two equal arms come out'],
@@ -984,6 +987,7 @@ my @TARMS = (
 my @TRATIOS = (
     [inactive => je => 0.99],
     [active => inactive => 0.97],
+    [watch => inactive => 0.99],
     [glibc => je => undef],
     [control => je => undef],
 );
@@ -997,6 +1001,7 @@ sub traffic_server {
                           : '';
     my $admin = $o{module} ? 'location /malloc/ { malloc_admin write=on; }'
                            : '';
+    my $watch = $o{watch} ? 'malloc_watch growth=1g;' : '';
 
     my $t = MallocTest->new(
         workers => 2,
@@ -1022,6 +1027,7 @@ http {
     fastcgi_temp_path %%PREFIX%%/fastcgi;
     uwsgi_temp_path %%PREFIX%%/uwsgi;
     scgi_temp_path %%PREFIX%%/scgi;
+    $watch
 
     server {
         listen 127.0.0.1:%%PORT%% reuseport;
@@ -1160,11 +1166,12 @@ sub bench_traffic {
     my $secs = $RUN{traffic_secs};
     my $rounds = $RUN{traffic_rounds};
 
-    print "  traffic: starting four nginx\n";
+    print "  traffic: starting five nginx\n";
     my %srv = (
         je => traffic_server(jemalloc => 1, module => 0),
         je2 => traffic_server(jemalloc => 1, module => 0),
         mod => traffic_server(jemalloc => 1, module => 1),
+        watch => traffic_server(jemalloc => 1, module => 1, watch => 1),
         glibc => traffic_server(jemalloc => 0, module => 0),
     );
     my %port = map { $_ => $srv{$_}->port } keys %srv;
@@ -1190,7 +1197,7 @@ sub bench_traffic {
             wrk_run($srv{ $arm->[1] }, $close, 1);
         }
 
-        # A B C D E, then E D C B A: a drift in time weighs on no arm
+        # A B C..., then ... C B A: a drift in time weighs on no arm
         for my $i (1 .. $rounds) {
             my @order = $i % 2 ? @TARMS : reverse @TARMS;
             my (%rps, %cpu, $user);
@@ -1234,12 +1241,12 @@ load. Four nginx run at once, on four ports, each with 2 workers,
 `sendfile on` and no access log, serving `$STATIC` (513 bytes):
 
 $arms
-`je`, `control` and the module's nginx run with
+`je`, `control` and the module's nginx (and `watch`) run with
 `MALLOC_CONF=$MallocTest::MALLOC_CONF`; `inactive` and `active` are the
 same nginx, switched by `POST /malloc/prof_active` before its runs
 ($r{toggles} switches, each answered by both workers). One
-`wrk -t1 -c32 -d${secs}s` at a time, against each arm in turn: A B C D E,
-then E D C B A, for $rounds rounds, after a run of 1 s on each to warm up; a
+`wrk -t1 -c32 -d${secs}s` at a time, against each arm in turn: A B C D E F,
+then F E D C B A, for $rounds rounds, after a run of 1 s on each to warm up; a
 ratio compares the runs of one round. wrk shares the 2 CPUs with the 2
 workers, so these are not nginx's best figures, but every arm pays the
 same. `keepalive`: HTTP/1.1 keep-alive; `close`: wrk sends
@@ -1803,6 +1810,8 @@ $doc .= <<'EOF';
 |---|---|---|---|
 | Dumps and profile building moved from the event loop to nginx's thread pool (commit 4a6da76) | section 3, 50000 stacks, the probe's max latency while profiles are served | the worker served nothing else for the whole dump, parse and encode: 0.4 to 0.6 s per 50k-stack profile, measured with a one-off probe before `make bench` existed | 5.8 ms max, p99 0.5 ms in the same probe; now section 3's figures |
 | A worker's answer wakes the waiting request through the poster's eventfd, instead of the request polling every 5 ms (commit 968b4a5) | section 7, `POST prof_active` | p50 5.35 ms idle with 2 workers; p99 28.7 ms with 8 workers under load (run at commit 9f239ed) | section 7's figures: p50 under 1 ms idle, p99 with 8 workers under load 5 to 9 ms in the runs since |
+| Reads answer from what the workers publish; writes queue instead of `409 busy`; the module's own 2 threads instead of nginx's default pool of 32 (commit 10e12f7) | sections 8 and 5, `--quick` and `--only scrape`, run side by side with `--modules` on the build of c6999c2 | 5k stacks: scrape p99 27 to 31 ms during profiles (48 to 60 times idle); worker RSS +1.3 MB from the 1st to the 100th profile; 33 threads | 5k stacks: scrape p99 0.5 to 7 ms during profiles; RSS +0.05 to 0.2 MB from the 1st to the 100th; 2 or 3 threads |
+| No statistics refresh while the worker's own dump runs (commit 35b9464) | section 8, 50000 stacks | the publish's `mallctl("epoch")` waited for the dump: scrapes up to 685 ms, 7 to 16 over 100 ms per run | section 8's figures; in the runs with `--only scrape` that day, up to 5 scrapes over 100 ms per run remained, not explained yet: every allocation is sampled there (`lg_prof_sample:0`), so the event loop's own allocations may wait inside jemalloc for a dump in progress |
 
 Where a target above is missed, what was found so far: in section 6 the
 ratios near 1 move with the noise of the machine (the `control` arm of
