@@ -514,7 +514,7 @@ sub fetcher {
 }
 
 # CPU time, ns, of the worker's event loop (its main thread) and of the
-# other threads (nginx's thread pool), from schedstat
+# other threads (the module's), from schedstat
 sub worker_cpu {
     my ($pid) = @_;
     my ($main, $pool) = (0, 0);
@@ -541,7 +541,7 @@ sub stall_heap {
     my $port = $t->port;
     my $pid = $t->{bench_pid};
 
-    # the symbol cache and the thread pool warm, as in a served worker
+    # the symbol cache and the module's threads warm, as in a served worker
     fetch($port, '/malloc/pprof/heap.pb.gz', 120);
 
     my %r = (title => $h->{title}, window => $window,
@@ -676,7 +676,7 @@ static requests; median): the event loop's share is what other
 connections can wait for; the pool's runs beside it, on another CPU when
 one is free.
 
-| heap | request | event loop us | thread pool us |
+| heap | request | event loop us | module threads us |
 |---|---|---|---|
 EOF
 
@@ -1817,7 +1817,7 @@ Where a target above is missed, what was found so far: in section 6 the
 ratios near 1 move with the noise of the machine (the `control` arm of
 two equal nginx shows how far), and the module runs no code in a request
 to another location; in section 3 the normal heap's added p99 comes from
-the thread pool's CPU time per profile competing with the event loop for
+the module threads' CPU time per profile competing with the event loop for
 the 2 CPUs, while the event loop's own share (the CPU table) stays well
 under 1 ms.
 EOF
