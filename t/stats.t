@@ -172,7 +172,14 @@ is($r->{headers}{'content-type'}, $CONTENT_TYPE,
 my $text = $r->{content};
 my ($m, $labels, $odd) = parse_metrics($text);
 
-is(join("\n", @$odd), '', 'every sample is name{worker="N",pid="P"} value');
+# the master's two series have no worker
+my @master = grep { /^nginx_malloc_(master_allocated_bytes|reloads_total) \d+$/ }
+             @$odd;
+is(scalar @master, 2, 'the master\'s allocated bytes and the reloads');
+like("@master", qr/nginx_malloc_reloads_total 0/, 'no reload yet');
+is(join("\n", grep { !/^nginx_malloc_(master_allocated_bytes|reloads_total) /
+                    } @$odd),
+   '', 'every other sample is name{worker="N",pid="P"} value');
 is(join(',', sort keys %$m), join(',', sort @SERIES), 'the nine series');
 for my $name (@SERIES) {
     like($text, qr/^# HELP $name \S.*\n# TYPE $name gauge\n/m,
