@@ -7,9 +7,10 @@
  * distinct names, some of them with quotes, backslashes, control and high
  * bytes, and some NULL.  The output must be JSON that jansson reads back,
  * with at most the heap's stacks (those with the same names merge), a
- * value row per stack, and only name indexes in range.  Odd: the rest is a profile.proto (a snapshot), which
- * is gzipped here so that the reader sees the fuzzer's bytes; whatever it
- * accepts must write as JSON, with a base when the byte is 3 mod 4.
+ * value row per stack, and only name indexes in range.  Odd: the rest is
+ * a profile.proto (a snapshot), which is gzipped here so that the reader
+ * sees the fuzzer's bytes; whatever it accepts must write as JSON, with a
+ * base when the byte is 3 mod 4.
  */
 
 

@@ -25,8 +25,8 @@
 
 
 ngx_int_t
-ngx_http_malloc_snapshot_index(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    u_char *body, size_t len)
+ngx_http_malloc_snapshot_index(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len)
 {
     u_char                       *p;
     json_t                       *json, *list, *f, *sched;

@@ -67,7 +67,8 @@ sub snapshots_of {
        'reload: each reload grew the master by about 4 MiB: '
        . join(', ', map { sprintf '%.1f', ($_->{growth} // 0) / $MB }
                         @$gens[0 .. 3]));
-    like($gens->[0]{snapshot} // '', qr/^snapshot-\d{8}T\d{6}Z\.reload\.5\.heap$/,
+    like($gens->[0]{snapshot} // '',
+         qr/^snapshot-\d{8}T\d{6}Z\.reload\.5\.heap$/,
          'reload: the master\'s heap of the last reload, as a snapshot');
     is($gens->[4]{snapshot}, undef, 'reload: none at the start');
 
@@ -89,7 +90,8 @@ sub snapshots_of {
     print $fh $r->{content};
     close $fh;
     my $top = `go tool pprof -top -sample_index=inuse_space $pb 2>&1`;
-    my ($v, $unit) = $top =~ /^\s*([\d.]+)([kMG]B)\s.*\sngx_http_malloc_test_leak$/m;
+    my ($v, $unit) =
+        $top =~ /^\s*([\d.]+)([kMG]B)\s.*\sngx_http_malloc_test_leak$/m;
     near(($v // 0) / ({ kB => 1024, MB => 1, GB => 1 / 1024 }->{$unit // 'MB'}),
          8, 'reload: go tool pprof names the leak')
         or diag $top;
@@ -147,7 +149,8 @@ sub snapshots_of {
     ok(poll_until(5, sub {
         $t->get('/malloc/prof_active')->{json}{prof_active};
     }), 'growth: sampling turned on by itself');
-    like($t->log_text, qr/\[notice\].*heap grew by \d+ bytes, \d+ in all: heap profiling turned on for 3000 ms/,
+    like($t->log_text, qr/\[notice\] .* heap\ grew\ by\ \d+\ bytes,\ \d+\ in
+                          \ all:\ heap\ profiling\ turned\ on\ for\ 3000\ ms/x,
          'growth: logged at notice, with the figures');
 
     $t->get('/t/alloc?mb=16&block=8');

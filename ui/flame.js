@@ -441,8 +441,9 @@
      * "snapshot-20261201T031814Z.reload.heap" -> "... UTC, reload"
      */
     function snapshotLabel(name) {
-        const m = /^snapshot-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z(?:\.(reload|growth|peak)\.)?/
-                  .exec(name);
+        const m = new RegExp('^snapshot-(\\d{4})(\\d\\d)(\\d\\d)T'
+                             + '(\\d\\d)(\\d\\d)(\\d\\d)Z'
+                             + '(?:\\.(reload|growth|peak)\\.)?').exec(name);
 
         return m ? m[1] + '-' + m[2] + '-' + m[3] + ' ' + m[4] + ':' + m[5]
                    + ':' + m[6] + ' UTC' + (m[7] ? ', ' + m[7] : '')
