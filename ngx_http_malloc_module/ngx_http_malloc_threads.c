@@ -220,8 +220,14 @@ ngx_http_malloc_threads_main(void *data)
         ngx_http_malloc_threads_done = task;
         (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
 
-        /* EAGAIN: the counter is set already, the loop will look */
-        (void) write(ngx_http_malloc_threads_fd, &one, sizeof(one));
+        /*
+         * EAGAIN: the counter is set already, the loop will look; nothing
+         * else can fail on an eventfd of our own, and a thread logs nothing
+         */
+
+        if (write(ngx_http_malloc_threads_fd, &one, sizeof(one)) == -1) {
+            continue;
+        }
     }
 
     return NULL;
