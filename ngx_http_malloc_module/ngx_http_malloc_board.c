@@ -881,7 +881,6 @@ ngx_uint_t
 ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    ngx_uint_t              seq;
     ngx_http_malloc_shm_t  *shm;
     ngx_http_malloc_cmd_t   cmd;
 
@@ -904,13 +903,14 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
         return 0;
     }
 
-    seq = ngx_http_malloc_board_put(shm->sh, &cmd,
-                                    NGX_HTTP_MALLOC_NO_POSTER);
+    (void) ngx_http_malloc_board_put(shm->sh, &cmd,
+                                     NGX_HTTP_MALLOC_NO_POSTER);
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
-                   "malloc board: duration over, posted seq %ui", seq);
+                   "malloc board: duration over, posted seq %ui",
+                   shm->sh->seq);
 
     ngx_http_malloc_board_wake(mmcf);
 

@@ -1,6 +1,6 @@
 // The heap viewer's pure half (ui/flame.js), with node's own test runner:
 //
-//     node --test t/ui/
+//     node --test t/ui/*.test.js
 
 'use strict';
 

@@ -2,7 +2,7 @@
 // serve.js's stand-in for the admin location, under the module's CSP.
 // Skipped without chromium (TEST_CHROMIUM names another one).
 //
-//     node --test t/ui/
+//     node --test t/ui/*.test.js
 
 'use strict';
 
