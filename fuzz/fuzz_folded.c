@@ -138,7 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ngx_http_malloc_heap_t     heap;
     ngx_http_malloc_mbuf_t     out;
     ngx_http_malloc_arena_t   *arena;
-    ngx_http_malloc_folded_t   f;
+    ngx_http_malloc_named_t    np;
     char                       err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
 
     if (size > 0 && (data[0] & 1)) {
@@ -166,15 +166,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto done;
     }
 
-    f.heap = &heap;
-    f.resolve = resolve;
-    f.data = NULL;
-    f.seconds = size;
-    f.arena = arena;
+    ngx_http_malloc_named_init(&np, arena);
 
     memset(&out, 0, sizeof(out));
 
-    check(ngx_http_malloc_folded_encode(&f, &out, err) == 0,
+    check(ngx_http_malloc_named_heap(&np, &heap, resolve, NULL, 0, err) == 0
+          && ngx_http_malloc_named_write(&np, size, &out, err) == 0,
           "the encoder takes any parsed heap");
 
     j = json_loadb((char *) out.data, out.len, 0, &jerr);

@@ -480,27 +480,6 @@ ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out, const int64_t *v,
 }
 
 
-int
-ngx_http_malloc_folded_encode(const ngx_http_malloc_folded_t *f,
-    ngx_http_malloc_mbuf_t *out, char *err)
-{
-    ngx_http_malloc_named_t  np;
-
-    ngx_http_malloc_named_init(&np, f->arena);
-
-    if (ngx_http_malloc_named_heap(&np, f->heap, f->resolve, f->data, 0, err)
-        != 0)
-    {
-        return -1;
-    }
-
-    /* the period of an empty heap too */
-    np.period = f->heap->period;
-
-    return ngx_http_malloc_named_write(&np, f->seconds, out, err);
-}
-
-
 static void
 ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out, const char *s)
 {

@@ -65,15 +65,6 @@ typedef struct {
 } ngx_http_malloc_named_t;
 
 
-typedef struct {
-    const ngx_http_malloc_heap_t  *heap;
-    ngx_http_malloc_resolve_pt     resolve;   /* NULL: "0x<addr>" names */
-    void                          *data;
-    uint64_t                       seconds;   /* of a growth window */
-    ngx_http_malloc_arena_t       *arena;
-} ngx_http_malloc_folded_t;
-
-
 void ngx_http_malloc_named_init(ngx_http_malloc_named_t *np,
     ngx_http_malloc_arena_t *arena);
 
@@ -96,10 +87,6 @@ int ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
  */
 int ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err);
-
-/* a heap alone, written at once */
-int ngx_http_malloc_folded_encode(const ngx_http_malloc_folded_t *f,
-    ngx_http_malloc_mbuf_t *out, char *err);
 
 
 #endif /* _NGX_HTTP_MALLOC_FOLDED_H_INCLUDED_ */

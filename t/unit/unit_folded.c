@@ -57,7 +57,7 @@ encode(const char *text, size_t len, ngx_http_malloc_resolve_pt resolve,
     ngx_http_malloc_heap_t     heap;
     ngx_http_malloc_arena_t   *arena;
     ngx_http_malloc_mbuf_t     out;
-    ngx_http_malloc_folded_t   f;
+    ngx_http_malloc_named_t    np;
     char                       err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
     unsigned char             *copy;
 
@@ -73,15 +73,13 @@ encode(const char *text, size_t len, ngx_http_malloc_resolve_pt resolve,
         diag("heap_add: %s", err);
     }
 
-    f.heap = &heap;
-    f.resolve = resolve;
-    f.data = NULL;
-    f.seconds = seconds;
-    f.arena = arena;
+    ngx_http_malloc_named_init(&np, arena);
 
     j = NULL;
 
-    if (ngx_http_malloc_folded_encode(&f, &out, err) == 0) {
+    if (ngx_http_malloc_named_heap(&np, &heap, resolve, NULL, 0, err) == 0
+        && ngx_http_malloc_named_write(&np, seconds, &out, err) == 0)
+    {
         j = json_loadb((char *) out.data, out.len, 0, &jerr);
         if (j == NULL) {
             diag("not JSON: %s: %.*s", jerr.text, (int) out.len,
