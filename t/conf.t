@@ -56,6 +56,47 @@ conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
            server => 'malloc_dump_dir /tmp;',
            re => qr/"malloc_dump_dir" directive is not allowed here/);
 
+# docs/directives.md: the examples of malloc_watch and malloc_threads load,
+# and each of their documented errors is nginx's, word for word, from the
+# directive that the error quotes (a directive with nothing to watch: the
+# second malloc_watch error)
+
+{
+    open my $fh, '<', "$MallocTest::ROOT/docs/directives.md" or die $!;
+    my $text = join '', <$fh>;
+
+    my %bad = (
+        malloc_watch => sub {
+            $_[0] =~ /invalid parameter "([^"]+)"/ ? "malloc_watch $1;"
+                                                   : 'malloc_watch peak=off;';
+        },
+        malloc_threads => sub {
+            $_[0] =~ /invalid value "([^"]+)"/ && "malloc_threads $1;";
+        },
+    );
+
+    for my $name (sort keys %bad) {
+        my ($section) = $text =~ /^## \Q$name\E\n(.*?)(?=^## |\z)/ms;
+        my ($example) = ($section // '') =~ /^Example:\n\n((?: {4}.*\n)+)/m;
+        my @emerg = ($section // '')
+            =~ /^ {4}nginx: \[emerg\] (.*) in \S+:\d+$/mg;
+        ok($example && @emerg, "directives.md: $name has an example and "
+                               . 'its errors');
+
+        (my $http = $example // '') =~ s/^ {4}//mg;
+        my ($rc, $out) = MallocTest->new(http => $http)->test_conf;
+        is($rc, 0, "directives.md: the example of $name loads")
+            or diag $out;
+
+        for my $emerg (@emerg) {
+            ($rc, $out) = MallocTest->new(http => $bad{$name}->($emerg))
+                ->test_conf;
+            like($out, qr/\Q$emerg\E/,
+                 "directives.md: \"$emerg\", word for word") or diag $out;
+        }
+    }
+}
+
 # a trailing slash is dropped; a relative path is under the prefix
 
 my $t = MallocTest->new(dump_dir => 0, http => 'malloc_dump_dir dumps//;');
