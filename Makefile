@@ -17,8 +17,8 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 	             ngx_http_malloc_module/*.h) \
 	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
-	             path.c json.c arena.c heap.c pprof.c symbol.c origin.c \
-	             folded.c pipeline.c)
+	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
+	             origin.c folded.c pipeline.c)
 CORE_LIBS := -ljansson -lz -lm
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
 	             folded pipeline)

@@ -83,6 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t                  lo;
     unsigned char            *copy;
     ngx_http_malloc_heap_t    heap, again, twice;
+    ngx_http_malloc_noise_t   nz;
     ngx_http_malloc_mbuf_t    out;
     ngx_http_malloc_arena_t  *arena;
 
@@ -129,7 +130,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
           "legacy text written");
     ngx_http_malloc_mbuf_free(&out);
 
-    check(ngx_http_malloc_heap_sub(&again, &heap) == 0, "sub works");
+    check(ngx_http_malloc_heap_sub(&again, &heap, &nz) == 0, "sub works");
     check(again.nstacks == 0, "a heap minus itself is empty");
 
     /* trim around the first frame seen, then write and parse again */

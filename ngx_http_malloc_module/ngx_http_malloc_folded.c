@@ -39,6 +39,7 @@ typedef struct {
     size_t                      nlocs;
     int                         col[16];    /* sample value -> our value */
     size_t                      ncols;
+    uint64_t                    period;
 } ngx_http_malloc_proto_t;
 
 
@@ -52,7 +53,12 @@ static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
-    const int64_t *v, int base);
+    const int64_t *v, int base, uint64_t period);
+static int ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
+    ngx_http_malloc_noise_t *nz, signed char *judged);
+static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_named_t *np, const ngx_http_malloc_noise_t *nz,
+    const signed char *judged);
 static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
     const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw);
 static int ngx_http_malloc_pb_varint(ngx_http_malloc_pb_t *b, uint64_t *v);
@@ -282,9 +288,11 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
 }
 
 
+/* counts from dumps may be anything: sums saturate */
+
 static void
 ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s, const int64_t *v,
-    int base)
+    int base, uint64_t period)
 {
     size_t    i;
     int64_t  *to;
@@ -292,8 +300,19 @@ ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s, const int64_t *v,
     to = base ? s->base : s->v;
 
     for (i = 0; i < NGX_HTTP_MALLOC_FOLDED_VALUES; i++) {
-        to[i] += v[i];
+        if (v[i] > 0 && to[i] > INT64_MAX - v[i]) {
+            to[i] = INT64_MAX;
+
+        } else if (v[i] < 0 && to[i] < INT64_MIN - v[i]) {
+            to[i] = INT64_MIN;
+
+        } else {
+            to[i] += v[i];
+        }
     }
+
+    ngx_http_malloc_noise_add_unbiased(&s->side[base != 0], period,
+                                       (double) v[1], (double) v[0]);
 }
 
 
@@ -384,7 +403,7 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
         ngx_http_malloc_heap_unbias(heap->period, st->accum_objs,
                                     st->accum_bytes, &v[3], &v[2]);
 
-        ngx_http_malloc_named_add(ns, v, base);
+        ngx_http_malloc_named_add(ns, v, base, heap->period);
     }
 
     return 0;
@@ -402,9 +421,25 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err)
 {
     size_t                           i, k, nv;
+    signed char                     *judged;
+    ngx_http_malloc_noise_t          nz;
     const ngx_http_malloc_nstack_t  *s;
 
     nv = np->alloc ? 4 : 2;
+
+    judged = NULL;
+
+    if (np->has_base) {
+        judged = ngx_http_malloc_arena_alloc(np->arena, np->nstacks + 1);
+
+        if (judged == NULL
+            || ngx_http_malloc_named_compare(np, &nz, judged) != 0)
+        {
+            snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+                     "out of memory while comparing the profiles");
+            return -1;
+        }
+    }
 
     ngx_http_malloc_mbuf_printf(out, "{\"period\":%llu,\"seconds\":%llu,"
                                 "\"types\":[\"inuse_space\","
@@ -443,15 +478,26 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
         ngx_http_malloc_folded_row(out, np->stacks[i].v, nv, i == 0);
     }
 
+    ngx_http_malloc_mbuf_append(out, "],\"samples\":[", 13);
+
+    for (i = 0; i < np->nstacks; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
+                                    np->stacks[i].side[0].samples);
+    }
+
     if (np->has_base) {
         ngx_http_malloc_mbuf_append(out, "],\"base_values\":[", 17);
 
         for (i = 0; i < np->nstacks; i++) {
             ngx_http_malloc_folded_row(out, np->stacks[i].base, nv, i == 0);
         }
-    }
 
-    ngx_http_malloc_mbuf_append(out, "]}\n", 3);
+        ngx_http_malloc_named_noise(out, np, &nz, judged);
+        ngx_http_malloc_mbuf_append(out, "}\n", 2);
+
+    } else {
+        ngx_http_malloc_mbuf_append(out, "]}\n", 3);
+    }
 
     if (out->failed) {
         snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
@@ -460,6 +506,102 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     }
 
     return 0;
+}
+
+
+/* each stack's change judged against the sampling noise */
+
+static int
+ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
+    ngx_http_malloc_noise_t *nz, signed char *judged)
+{
+    size_t                           i, n;
+    double                          *z, *zmax;
+    const ngx_http_malloc_nstack_t  *s;
+
+    memset(nz, 0, sizeof(ngx_http_malloc_noise_t));
+
+    z = ngx_http_malloc_arena_alloc(np->arena,
+                                    (np->nstacks + 1) * sizeof(double));
+    zmax = ngx_http_malloc_arena_alloc(np->arena,
+                                       (np->nstacks + 1) * sizeof(double));
+    if (z == NULL || zmax == NULL) {
+        return -1;
+    }
+
+    n = 0;
+
+    for (i = 0; i < np->nstacks; i++) {
+        s = &np->stacks[i];
+
+        nz->samples += s->side[0].samples;
+        nz->base_samples += s->side[1].samples;
+        nz->net += s->side[0].bytes - s->side[1].bytes;
+
+        z[i] = ngx_http_malloc_noise_z(&s->side[0], &s->side[1], &zmax[n]);
+
+        if (s->side[0].samples + s->side[1].samples > 0) {
+            nz->compared++;
+            n++;
+        }
+    }
+
+    ngx_http_malloc_noise_level(nz, zmax, n);
+
+    for (i = 0; i < np->nstacks; i++) {
+        s = &np->stacks[i];
+        judged[i] = (signed char) ngx_http_malloc_noise_judge(nz, z[i],
+                                      s->side[0].bytes - s->side[1].bytes);
+    }
+
+    return 0;
+}
+
+
+/*
+ * "base_samples", "significant" (1 grew, -1 shrank, 0 within the noise)
+ * by stack, and what the comparison rests on
+ */
+
+static void
+ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_named_t *np, const ngx_http_malloc_noise_t *nz,
+    const signed char *judged)
+{
+    size_t  i;
+
+    ngx_http_malloc_mbuf_append(out, "],\"base_samples\":[", 18);
+
+    for (i = 0; i < np->nstacks; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
+                                    np->stacks[i].side[1].samples);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"significant\":[", 17);
+
+    for (i = 0; i < np->nstacks; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d", judged[i]);
+    }
+
+    ngx_http_malloc_mbuf_printf(out, "],\"comparison\":{\"level\":%.2f,"
+                                "\"z\":%.3f,\"compared\":%zu,"
+                                "\"testable\":%zu,\"grew\":%zu,"
+                                "\"shrank\":%zu,\"samples\":%.0f,"
+                                "\"base_samples\":%.0f,\"net\":%.0f,"
+                                "\"grown\":%.0f,\"shrunk\":%.0f",
+                                NGX_HTTP_MALLOC_NOISE_LEVEL, nz->z,
+                                nz->compared, nz->testable, nz->grew,
+                                nz->shrank, nz->samples, nz->base_samples,
+                                nz->net, nz->grown, nz->shrunk);
+
+    if (np->exact_of != NULL) {
+        ngx_http_malloc_mbuf_append(out, ",\"exact\":{\"of\":", 15);
+        ngx_http_malloc_folded_string(out, np->exact_of);
+        ngx_http_malloc_mbuf_printf(out, ",\"change\":%lld}",
+                                    (long long) np->exact_change);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "}", 1);
 }
 
 
@@ -753,8 +895,12 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
         } else if (tag == (1 << 3 | 2)) {
             types[i++] = m;
 
-        } else if (tag == (12 << 3 | 0) && np->period == 0) {
-            np->period = v;
+        } else if (tag == (12 << 3 | 0)) {
+            pr->period = v;
+
+            if (np->period == 0) {
+                np->period = v;
+            }
         }
     }
 
@@ -1090,7 +1236,7 @@ ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
         return -1;
     }
 
-    ngx_http_malloc_named_add(s, v, base);
+    ngx_http_malloc_named_add(s, v, base, pr->period);
 
     return 0;
 }

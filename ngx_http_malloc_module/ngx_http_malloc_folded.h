@@ -46,6 +46,7 @@ typedef struct {
     uint32_t                    n;
     int64_t                     v[NGX_HTTP_MALLOC_FOLDED_VALUES];
     int64_t                     base[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    ngx_http_malloc_side_t      side[2];    /* the samples of v, base */
 } ngx_http_malloc_nstack_t;
 
 
@@ -60,6 +61,9 @@ typedef struct {
     size_t                      stacks_cap;
     ngx_http_malloc_ftable_t    bystack;    /* hash of ids -> stack */
     uint64_t                    period;     /* of the first profile added */
+    const char                 *exact_of;   /* what the exact change is
+                                               of, NULL: not known */
+    int64_t                     exact_change;
     unsigned                    alloc:1;    /* alloc_* values are known */
     unsigned                    has_base:1;
 } ngx_http_malloc_named_t;
@@ -80,10 +84,13 @@ int ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
     const unsigned char *gz, size_t len, int base, char *err);
 
 /*
- * {"period", "seconds", "types", "names", "stacks", "values"[,
- * "base_values"]}: types are inuse_space, inuse_objects and, when known,
- * alloc_space, alloc_objects; "base_values" when a base was added, a row
- * per stack as "values".
+ * {"period", "seconds", "types", "names", "stacks", "values", "samples"[,
+ * "base_values", "base_samples", "significant", "comparison"]}: types are
+ * inuse_space, inuse_objects and, when known, alloc_space, alloc_objects;
+ * "samples" the sampled objects of each stack; with a base, its rows as
+ * "values" and "samples", each stack's change judged against the sampling
+ * noise (1 grew, -1 shrank, 0 within it) and what the comparison rests
+ * on (see ngx_http_malloc_noise.h).
  */
 int ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err);

@@ -19,7 +19,7 @@
  * (a full disk, a killed worker): every line must be whole and exactly of
  * its kind, or the dump is refused with the number of the line.
  *
- * Owns: the parsed heap.  Calls: arena (pure C).
+ * Owns: the parsed heap.  Calls: arena, noise (pure C).
  */
 
 
@@ -74,6 +74,12 @@ static int ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
     const uint64_t *frames, uint32_t nframes, const uint64_t *c, char *err,
     size_t line);
 static void ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap);
+static const ngx_http_malloc_stack_t *ngx_http_malloc_heap_base(
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_stack_t *s,
+    unsigned char *seen);
+static void ngx_http_malloc_heap_sides(uint64_t period,
+    const ngx_http_malloc_stack_t *s, const ngx_http_malloc_stack_t *b,
+    ngx_http_malloc_side_t *now, ngx_http_malloc_side_t *was);
 static uint64_t ngx_http_malloc_heap_sat(uint64_t a, uint64_t b);
 static void ngx_http_malloc_heap_totals(const ngx_http_malloc_heap_t *heap,
     uint64_t *t);
@@ -774,10 +780,13 @@ ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap)
 
 int
 ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
-    const ngx_http_malloc_heap_t *base)
+    const ngx_http_malloc_heap_t *base, ngx_http_malloc_noise_t *nz)
 {
-    size_t                          i, n;
-    uint32_t                       *slot;
+    size_t                          i, n, nzmax;
+    double                          zmax, *z, *zs;
+    uint64_t                        period;
+    unsigned char                  *seen;
+    ngx_http_malloc_side_t          now, was;
     ngx_http_malloc_stack_t        *s;
     const ngx_http_malloc_stack_t  *b;
 
@@ -789,19 +798,86 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
         return -1;
     }
 
+    period = (heap->period != 0) ? heap->period : base->period;
+
+    memset(nz, 0, sizeof(ngx_http_malloc_noise_t));
+
+    z = ngx_http_malloc_arena_alloc(heap->arena,
+                                    (heap->nstacks + 1) * sizeof(double));
+    zs = ngx_http_malloc_arena_alloc(heap->arena,
+                        (heap->nstacks + base->nstacks + 1) * sizeof(double));
+    seen = ngx_http_malloc_arena_alloc(heap->arena, base->nstacks + 1);
+
+    if (z == NULL || zs == NULL || seen == NULL) {
+        return -2;
+    }
+
+    /* every stack of either heap is compared, those gone too */
+
+    nzmax = 0;
+
+    for (i = 0; i < heap->nstacks + base->nstacks; i++) {
+
+        if (i < heap->nstacks) {
+            s = &heap->stacks[i];
+            b = ngx_http_malloc_heap_base(base, s, seen);
+
+        } else if (!seen[i - heap->nstacks]) {
+            s = NULL;
+            b = &base->stacks[i - heap->nstacks];
+
+        } else {
+            continue;
+        }
+
+        ngx_http_malloc_heap_sides(period, s, b, &now, &was);
+
+        nz->samples += now.samples;
+        nz->base_samples += was.samples;
+        nz->net += now.bytes - was.bytes;
+
+        if (now.samples + was.samples > 0) {
+            nz->compared++;
+            zmax = 0;
+
+            if (s != NULL) {
+                z[i] = ngx_http_malloc_noise_z(&now, &was, &zmax);
+
+            } else {
+                (void) ngx_http_malloc_noise_z(&now, &was, &zmax);
+            }
+
+            zs[nzmax++] = zmax;
+        }
+    }
+
+    ngx_http_malloc_noise_level(nz, zs, nzmax);
+
+    /* what shrank beyond the noise is counted, not kept */
+
+    for (i = 0; i < base->nstacks; i++) {
+        if (!seen[i]) {
+            b = &base->stacks[i];
+            ngx_http_malloc_heap_sides(period, NULL, b, &now, &was);
+            (void) ngx_http_malloc_noise_judge(nz,
+                                   ngx_http_malloc_noise_z(&now, &was, &zmax),
+                                   now.bytes - was.bytes);
+        }
+    }
+
     n = 0;
     heap->accum = 0;
 
     for (i = 0; i < heap->nstacks; i++) {
         s = &heap->stacks[i];
-        b = NULL;
+        b = ngx_http_malloc_heap_base(base, s, NULL);
 
-        if (base->index != NULL) {
-            slot = ngx_http_malloc_heap_slot(base, s->frames, s->nframes);
+        ngx_http_malloc_heap_sides(period, s, b, &now, &was);
 
-            if (*slot != 0) {
-                b = &base->stacks[*slot - 1];
-            }
+        if (ngx_http_malloc_noise_judge(nz, z[i], now.bytes - was.bytes)
+            != 1)
+        {
+            continue;
         }
 
         if (b != NULL) {
@@ -828,9 +904,6 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
 
             ngx_http_malloc_heap_normalize(&s->objs, &s->bytes);
             ngx_http_malloc_heap_normalize(&s->accum_objs, &s->accum_bytes);
-
-        } else if (s->bytes == 0) {
-            continue;
         }
 
         if (s->accum_objs != 0 || s->accum_bytes != 0) {
@@ -845,6 +918,54 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
     ngx_http_malloc_heap_reindex(heap);
 
     return 0;
+}
+
+
+/* the base's stack with the frames of "s", or NULL; marked as seen */
+
+static const ngx_http_malloc_stack_t *
+ngx_http_malloc_heap_base(const ngx_http_malloc_heap_t *base,
+    const ngx_http_malloc_stack_t *s, unsigned char *seen)
+{
+    uint32_t  *slot;
+
+    if (base->index == NULL) {
+        return NULL;
+    }
+
+    slot = ngx_http_malloc_heap_slot(base, s->frames, s->nframes);
+
+    if (*slot == 0) {
+        return NULL;
+    }
+
+    if (seen != NULL) {
+        seen[*slot - 1] = 1;
+    }
+
+    return &base->stacks[*slot - 1];
+}
+
+
+/* a stack's live samples in each heap, either of which may be NULL */
+
+static void
+ngx_http_malloc_heap_sides(uint64_t period, const ngx_http_malloc_stack_t *s,
+    const ngx_http_malloc_stack_t *b, ngx_http_malloc_side_t *now,
+    ngx_http_malloc_side_t *was)
+{
+    memset(now, 0, sizeof(ngx_http_malloc_side_t));
+    memset(was, 0, sizeof(ngx_http_malloc_side_t));
+
+    if (s != NULL) {
+        ngx_http_malloc_noise_add(now, period, (double) s->objs,
+                                  (double) s->bytes);
+    }
+
+    if (b != NULL) {
+        ngx_http_malloc_noise_add(was, period, (double) b->objs,
+                                  (double) b->bytes);
+    }
 }
 
 

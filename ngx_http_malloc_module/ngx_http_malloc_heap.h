@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ngx_http_malloc_arena.h"
+#include "ngx_http_malloc_noise.h"
 
 
 #define NGX_HTTP_MALLOC_HEAP_ERR_LEN  256
@@ -59,9 +60,13 @@ void ngx_http_malloc_heap_init(ngx_http_malloc_heap_t *heap,
 int ngx_http_malloc_heap_add(ngx_http_malloc_heap_t *heap,
     const unsigned char *text, size_t len, char *err);
 
-/* heap -= base, stack by stack; stacks that do not grow are dropped */
+/*
+ * heap -= base, stack by stack: only the stacks that grew beyond the
+ * sampling noise stay; "nz" tells what the comparison rests on.  0, -1
+ * when the sampling rates differ, -2 when out of memory.
+ */
 int ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
-    const ngx_http_malloc_heap_t *base);
+    const ngx_http_malloc_heap_t *base, ngx_http_malloc_noise_t *nz);
 
 /* drops leading frames in [lo, hi) (the allocator's own) from each stack */
 void ngx_http_malloc_heap_trim(ngx_http_malloc_heap_t *heap, uint64_t lo,

@@ -59,6 +59,10 @@ static int ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
 static int ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
+static size_t ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
+    char **comments);
+static char *ngx_http_malloc_pipe_sprintf(ngx_http_malloc_pipe_t *pl,
+    const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static const char *ngx_http_malloc_pipe_resolve(void *data, uint64_t addr,
     int *map);
 static const unsigned char *ngx_http_malloc_pipe_address(
@@ -234,18 +238,33 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
 int
 ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 {
+    int                         rc;
     ngx_http_malloc_resolver_t  rs;
 
     if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
         return pl->rc;
     }
 
+    /* the viewer's JSON has room for both signs: it compares by itself */
+
     if ((pl->seconds || pl->subtract)
-        && ngx_http_malloc_heap_sub(&pl->heap, &pl->base) != 0)
+        && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED)
     {
-        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
-                                         "the sampling interval changed "
-                                         "during the growth window");
+        rc = ngx_http_malloc_heap_sub(&pl->heap, &pl->base, &pl->noise);
+
+        if (rc == -1) {
+            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
+                                             "the sampling interval changed "
+                                             "during the growth window");
+        }
+
+        if (rc != 0) {
+            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                             "out of memory while comparing "
+                                             "the heaps");
+        }
+
+        pl->compared = 1;
     }
 
     if (pl->format == NGX_HTTP_MALLOC_PIPE_V2) {
@@ -285,6 +304,7 @@ static int
 ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
+    char                    *comments[3];
     struct timespec          ts;
     ngx_http_malloc_pprof_t  pp;
     char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
@@ -301,6 +321,8 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     pp.time_nanos = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
     pp.duration_nanos = (int64_t) pl->seconds * 1000000000;
     pp.arena = pl->arena;
+    pp.comments = (const char **) comments;
+    pp.ncomments = ngx_http_malloc_pipe_comments(pl, comments);
 
     if (ngx_http_malloc_pprof_encode(&pp, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_ENCODE,
@@ -312,15 +334,81 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
 }
 
 
+/*
+ * What a growth profile rests on, in words that go tool pprof -comments
+ * prints: up to 3 comments (none without a comparison), in the arena.
+ */
+
+static size_t
+ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
+{
+    size_t                    n;
+    ngx_http_malloc_noise_t  *nz;
+
+    if (!pl->compared) {
+        return 0;
+    }
+
+    nz = &pl->noise;
+
+    n = 0;
+
+    comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
+                        "growth: only the stacks that grew beyond sampling "
+                        "noise (%.0f%% confidence for all at once; %zu of "
+                        "%zu stacks, |z| >= %.2f), resting on %.0f samples "
+                        "now and %.0f in the base",
+                        NGX_HTTP_MALLOC_NOISE_LEVEL * 100, nz->grew,
+                        nz->compared, nz->z, nz->samples, nz->base_samples);
+
+    comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
+                        "every stack, noise included, nets %+.0f bytes; "
+                        "shown: %.0f bytes grown; not shown: %.0f bytes "
+                        "shrunk beyond the noise", nz->net, nz->grown,
+                        nz->shrunk);
+
+    if (pl->exact_of != NULL) {
+        comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
+                            "%s changed by %+lld bytes (exact); the samples "
+                            "estimate %+.0f", pl->exact_of,
+                            (long long) pl->exact_change, nz->net);
+    }
+
+    while (n > 0 && comments[n - 1] == NULL) {
+        n--;
+    }
+
+    return n;
+}
+
+
+static char *
+ngx_http_malloc_pipe_sprintf(ngx_http_malloc_pipe_t *pl, const char *fmt,
+    ...)
+{
+    char     *p, buf[512];
+    va_list   args;
+
+    va_start(args, fmt);
+    (void) vsnprintf(buf, sizeof(buf), fmt, args);
+    va_end(args);
+
+    p = ngx_http_malloc_arena_strndup(pl->arena, buf, strlen(buf));
+
+    return (p != NULL) ? p : (char *) "";
+}
+
+
 /* the dumps read, or a snapshot; against a snapshot with a base */
 
 static int
 ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
-    char                   **path;
-    ngx_http_malloc_named_t  np;
-    char                     err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                       **path;
+    ngx_http_malloc_named_t      np;
+    ngx_http_malloc_resolver_t   brs;
+    char                         err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
 
     ngx_http_malloc_named_init(&np, pl->arena);
 
@@ -339,6 +427,33 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
     }
+
+    if (pl->seconds || pl->subtract) {
+        if (pl->heap.period != 0 && pl->base.period != 0
+            && pl->heap.period != pl->base.period)
+        {
+            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
+                                             "the sampling interval changed "
+                                             "during the growth window");
+        }
+
+        /* the base's own mappings: a reload may have moved a module */
+
+        ngx_http_malloc_pipe_resolver(pl, &pl->base, &brs);
+        ngx_http_malloc_pipe_trim(&pl->base, brs.maps, brs.nmaps);
+
+        if (ngx_http_malloc_named_heap(&np, &pl->base,
+                                       ngx_http_malloc_pipe_resolve, &brs, 1,
+                                       err)
+            != 0)
+        {
+            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                             "%s", err);
+        }
+    }
+
+    np.exact_of = pl->exact_of;
+    np.exact_change = pl->exact_change;
 
     for (path = pl->against; path != NULL && *path != NULL; path++) {
         if (ngx_http_malloc_pipe_named(pl, &np, *path, 1) != 0) {

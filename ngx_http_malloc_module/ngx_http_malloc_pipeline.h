@@ -55,6 +55,13 @@ typedef struct {
     unsigned                    keep:1;     /* the files read are not
                                                removed (the master's) */
     unsigned                    subtract:1; /* heap - base, as a window */
+    unsigned                    compared:1; /* "noise" is set */
+    ngx_http_malloc_noise_t     noise;      /* what heap - base rests on */
+    const char                 *exact_of;   /* what the comparison
+                                               estimates, exactly known:
+                                               "the master's allocated
+                                               bytes since generation 3" */
+    int64_t                     exact_change;
     int                         rc;         /* pipe_rc_e of the first
                                                failure */
     char                        error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];

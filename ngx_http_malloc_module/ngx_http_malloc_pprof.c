@@ -30,6 +30,7 @@
 #define NGX_HTTP_MALLOC_PB_DURATION_NANOS  10
 #define NGX_HTTP_MALLOC_PB_PERIOD_TYPE     11
 #define NGX_HTTP_MALLOC_PB_PERIOD          12
+#define NGX_HTTP_MALLOC_PB_COMMENT         13
 #define NGX_HTTP_MALLOC_PB_DEFAULT_TYPE    14
 
 /* wire types */
@@ -149,6 +150,7 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
 {
     int                             rc;
     size_t                          i, max;
+    int64_t                         k;
     unsigned char                   buf[2 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
     unsigned char                  *p;
     const ngx_http_malloc_heap_t   *heap;
@@ -230,6 +232,19 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
         if (ngx_http_malloc_pprof_sample(&ctx, &heap->stacks[i]) != 0) {
             goto nomem;
         }
+    }
+
+    /* comments are string indexes; go tool pprof -comments prints them */
+
+    for (i = 0; i < pp->ncomments; i++) {
+        k = ngx_http_malloc_pprof_cstring(&ctx, pp->comments[i]);
+        if (k <= 0) {
+            goto nomem;
+        }
+
+        p = ngx_http_malloc_pprof_uint(buf, NGX_HTTP_MALLOC_PB_COMMENT,
+                                       (uint64_t) k);
+        ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
     }
 
     ngx_http_malloc_pprof_tables(&ctx);

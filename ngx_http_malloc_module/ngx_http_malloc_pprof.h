@@ -37,6 +37,8 @@ typedef struct {
     void                          *data;
     int64_t                        time_nanos;
     int64_t                        duration_nanos;  /* growth profiles */
+    const char                   **comments;
+    size_t                         ncomments;
     ngx_http_malloc_arena_t       *arena;
 } ngx_http_malloc_pprof_t;
 
@@ -46,7 +48,7 @@ typedef struct {
  * [alloc_objects/count, alloc_space/bytes,] inuse_objects/count,
  * inuse_space/bytes (alloc_* only when heap->accum), values unbiased,
  * period_type space/bytes, period = heap->period, default_sample_type
- * inuse_space.  0, or -1 with a reason in err.
+ * inuse_space, and the comments.  0, or -1 with a reason in err.
  */
 int ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     ngx_http_malloc_mbuf_t *out, char *err);

@@ -22,8 +22,9 @@
     "00400000-00452000 r-xp 00000000 08:02 173521      /usr/sbin/nginx\n"
 
 /* two threads, one of them named, and two stacks */
-#define DUMP_A                                                                \
-    "heap_v2/524288\n"                                                        \
+#define DUMP_A  "heap_v2/524288\n" DUMP_A_STACKS
+
+#define DUMP_A_STACKS                                                         \
     "  t*: 6: 3072 [10: 5120]\n"                                              \
     "  t0: 4: 2048 [6: 3072] nginx: worker\n"                                 \
     "  t1: 2: 1024 [4: 2048]\n"                                               \
@@ -38,8 +39,9 @@
     MAPS
 
 /* shares a stack with DUMP_A, has one of its own and no maps section */
-#define DUMP_B                                                                \
-    "heap_v2/524288\n"                                                        \
+#define DUMP_B  "heap_v2/524288\n" DUMP_B_STACKS
+
+#define DUMP_B_STACKS                                                         \
     "  t*: 3: 1536 [3: 1536]\n"                                               \
     "@ 0x10 0x20 0x30\n"                                                      \
     "  t*: 1: 512 [1: 512]\n"                                                 \
@@ -47,6 +49,9 @@
     "  t*: 2: 1024 [2: 1024]\n"
 
 #define HEAD  "heap_v2/524288\n  t*: 0: 0 [0: 0]\n"
+
+/* every allocation sampled: nothing is noise */
+#define EXACT  "heap_v2/1\n  t*: 0: 0 [0: 0]\n"
 
 
 typedef struct {
@@ -72,6 +77,9 @@ static void test_malformed(void);
 static void test_limits(void);
 static void test_normalize(void);
 static void test_sub(void);
+static void stack_of(ngx_http_malloc_heap_t *heap, unsigned frame,
+    uint64_t n, uint64_t size);
+static void test_noise(void);
 static void test_trim(void);
 static void test_round_trip(void);
 static void test_legacy(void);
@@ -469,6 +477,7 @@ test_sub(void)
 {
     char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
     ngx_http_malloc_heap_t    heap, base, other;
+    ngx_http_malloc_noise_t   nz;
     ngx_http_malloc_stack_t  *s;
     static const uint64_t     f1[] = { 0x10, 0x20, 0x30 };
     static const uint64_t     f3[] = { 0x50 };
@@ -478,16 +487,16 @@ test_sub(void)
     ngx_http_malloc_heap_init(&heap, arena);
     ngx_http_malloc_heap_init(&base, arena);
 
-    add(&heap, STR(DUMP_A), err);
-    add(&heap, STR(DUMP_B), err);
-    add(&heap, STR(HEAD "@ 0x60\n  t*: 2: 4096 [0: 0]\n"
+    add(&heap, STR("heap_v2/1\n" DUMP_A_STACKS), err);
+    add(&heap, STR("heap_v2/1\n" DUMP_B_STACKS), err);
+    add(&heap, STR(EXACT "@ 0x60\n  t*: 2: 4096 [0: 0]\n"
                    "@ 0x70\n  t*: 1: 64 [0: 0]\n"), err);
 
-    add(&base, STR(DUMP_A), err);
-    add(&base, STR(HEAD "@ 0x60\n  t*: 2: 2048 [0: 0]\n"
+    add(&base, STR("heap_v2/1\n" DUMP_A_STACKS), err);
+    add(&base, STR(EXACT "@ 0x60\n  t*: 2: 2048 [0: 0]\n"
                    "@ 0x70\n  t*: 3: 192 [0: 0]\n"), err);
 
-    is_int(ngx_http_malloc_heap_sub(&heap, &base), 0, "sub: done");
+    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "sub: done");
     is_int((long) heap.nstacks, 3, "sub: three stacks grew");
 
     s = find(&heap, f1, 3);
@@ -507,7 +516,7 @@ test_sub(void)
 
     /* the index still works: merging after sub finds the stacks */
 
-    add(&heap, STR(HEAD "@ 0x50\n  t*: 1: 512 [0: 0]\n"), err);
+    add(&heap, STR(EXACT "@ 0x50\n  t*: 1: 512 [0: 0]\n"), err);
     is_int((long) heap.nstacks, 3, "sub: the index is rebuilt");
 
     s = find(&heap, f3, 1);
@@ -517,9 +526,9 @@ test_sub(void)
     /* a heap minus itself is empty */
 
     ngx_http_malloc_heap_init(&other, arena);
-    add(&other, STR(DUMP_A), err);
+    add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
 
-    is_int(ngx_http_malloc_heap_sub(&other, &other), 0, "sub: self");
+    is_int(ngx_http_malloc_heap_sub(&other, &other, &nz), 0, "sub: self");
     is_int((long) other.nstacks, 0, "sub: self leaves nothing");
     ok(!other.accum, "sub: self leaves no accumulated counts");
 
@@ -527,18 +536,139 @@ test_sub(void)
 
     ngx_http_malloc_heap_init(&other, arena);
     ngx_http_malloc_heap_init(&base, arena);
-    add(&other, STR(DUMP_A), err);
+    add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
 
-    is_int(ngx_http_malloc_heap_sub(&other, &base), 0, "sub: empty base");
+    is_int(ngx_http_malloc_heap_sub(&other, &base, &nz), 0, "sub: empty base");
     is_int((long) other.nstacks, 2, "sub: empty base keeps all stacks");
 
     /* sampled counts at different rates do not subtract */
 
     ngx_http_malloc_heap_init(&base, arena);
-    add(&base, STR("heap_v2/1\n  t*: 0: 0 [0: 0]\n"), err);
+    add(&base, STR(HEAD), err);
 
-    is_int(ngx_http_malloc_heap_sub(&other, &base), -1,
+    is_int(ngx_http_malloc_heap_sub(&other, &base, &nz), -1,
            "sub: a base of another period is refused");
+}
+
+
+/* one stack of "n" sampled objects of "size" bytes at the default rate */
+
+static void
+stack_of(ngx_http_malloc_heap_t *heap, unsigned frame, uint64_t n,
+    uint64_t size)
+{
+    char  text[256], err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+
+    snprintf(text, sizeof(text), HEAD "@ 0x%x\n  t*: %llu: %llu [0: 0]\n",
+             frame, (unsigned long long) n, (unsigned long long) (n * size));
+
+    if (add(heap, text, strlen(text), err) != 0) {
+        ok(0, "stack_of: %s", err);
+    }
+}
+
+
+static void
+test_noise(void)
+{
+    size_t                    i;
+    double                    z, zmax;
+    ngx_http_malloc_heap_t    heap, base;
+    ngx_http_malloc_noise_t   nz;
+    ngx_http_malloc_side_t    a, b;
+    ngx_http_malloc_stack_t  *s;
+    static const uint64_t     leak[] = { 0x2 };
+
+    /*
+     * churn: 16 MiB of 128-byte blocks at the default rate rest on 32
+     * samples a side; 40 against 32 is chance.  A leak of 1 KiB blocks:
+     * 8 samples grew to 60.  Ten stacks seen once or twice on one side.
+     */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+
+    stack_of(&base, 0x1, 32, 128);
+    stack_of(&heap, 0x1, 40, 128);
+    stack_of(&base, 0x2, 8, 1024);
+    stack_of(&heap, 0x2, 60, 1024);
+
+    for (i = 0; i < 10; i++) {
+        stack_of((i & 1) ? &heap : &base, 0x100 + i, 1 + (i & 1), 64);
+    }
+
+    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: sub");
+    is_int((long) heap.nstacks, 1, "noise: only the leak is kept");
+
+    s = find(&heap, leak, 1);
+    ok(s != NULL && s->objs == 52, "noise: the leak's growth is its own");
+    is_int((long) nz.compared, 12, "noise: every stack compared");
+    ok(nz.testable >= 2 && nz.testable < 12,
+       "noise: stacks seen once are not counted against the level");
+    ok(nz.z > 2.5 && nz.z < 4, "noise: the level's z");
+    is_int((long) nz.grew, 1, "noise: one grew");
+    is_int((long) nz.shrank, 0, "noise: none shrank");
+    ok(nz.samples == 40 + 60 + 5 * 2 && nz.base_samples == 32 + 8 + 5,
+       "noise: the samples counted");
+    ok(nz.grown > 20 * 1048576 && nz.grown < 30 * 1048576,
+       "noise: the leak's bytes, unbiased");
+
+    /* a heap against itself, and against one at the same rate */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+    stack_of(&base, 0x1, 64, 128);
+    stack_of(&heap, 0x1, 64, 128);
+
+    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: flat");
+    ok(heap.nstacks == 0 && nz.grew == 0 && nz.net == 0,
+       "noise: no change, nothing kept");
+
+    /* objects far above the period are always sampled: one is sure */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+    stack_of(&heap, 0x1, 1, 64 << 20);
+    stack_of(&base, 0x9, 1, 64);
+
+    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: big");
+    ok(heap.nstacks == 1 && nz.grew == 1,
+       "noise: one 64 MiB object is not chance");
+
+    /* shrinkage counted, and gone stacks too */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+    stack_of(&base, 0x1, 200, 128);
+    stack_of(&heap, 0x1, 20, 128);
+    stack_of(&base, 0x2, 100, 128);
+
+    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: shrank");
+    ok(heap.nstacks == 0 && nz.shrank == 2 && nz.grew == 0 && nz.net < 0,
+       "noise: both shrinkages counted, none kept");
+
+    /* the side and the z directly: symmetric, and zmax bounds z */
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    ngx_http_malloc_noise_add(&a, 524288, 100, 12800);
+    ngx_http_malloc_noise_add(&b, 524288, 50, 6400);
+
+    z = ngx_http_malloc_noise_z(&a, &b, &zmax);
+    ok(z > 0 && zmax >= z, "noise: z is bounded by zmax");
+    ok(ngx_http_malloc_noise_z(&b, &a, &zmax) == -z, "noise: z is signed");
+
+    memset(&b, 0, sizeof(b));
+    ngx_http_malloc_noise_add_unbiased(&b, 524288, a.bytes / 128, a.bytes);
+    ok(b.samples > 99.9 && b.samples < 100.1,
+       "noise: unbiased counts give the samples back");
+
+    /* no stacks: the level of one test */
+
+    memset(&nz, 0, sizeof(nz));
+    ngx_http_malloc_noise_level(&nz, NULL, 0);
+    ok(nz.z > 2.57 && nz.z < 2.58 && nz.testable == 0,
+       "noise: 99%% two-sided, nothing testable");
 }
 
 
@@ -780,6 +910,7 @@ main(void)
     test_limits();
     test_normalize();
     test_sub();
+    test_noise();
     test_trim();
     test_round_trip();
     test_legacy();

@@ -1,0 +1,239 @@
+
+/*
+ * jemalloc samples an allocation of s bytes with the probability
+ * q = 1 - exp(-s / period) and a heap profile scales each sample up by
+ * 1 / q.  Between two heaps a stack's estimate moves by chance alone: the
+ * variance of one side is the sum over its samples of (s / q)^2 (1 - q),
+ * which for small objects is the Poisson variance of the count times the
+ * period squared, and for objects much larger than the period is nil
+ * (they are always sampled).  A change is z = (|change| - one sample's
+ * random part) / sqrt(var(heap) + var(base)), a normal test with a
+ * continuity correction; samples that stay in both heaps count on both
+ * sides, which only makes the test stricter.
+ *
+ * Many stacks are compared at once, so the level is for the family:
+ * Bonferroni's bound, divided not by every stack but by the stacks whose
+ * samples could reach it at all (Tarone): a stack seen once on one side
+ * cannot, and a profile of 50,000 such stacks is not made deaf by them.
+ *
+ * Owns: the test.  Calls: nothing (pure C, libm).
+ */
+
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "ngx_http_malloc_noise.h"
+
+
+/* a change that no sampling could make: the objects are always sampled */
+#define NGX_HTTP_MALLOC_NOISE_SURE  1e9
+
+
+static double ngx_http_malloc_noise_quantile(double alpha);
+static size_t ngx_http_malloc_noise_reach(const double *zmax, size_t n,
+    double z);
+static int ngx_http_malloc_noise_desc(const void *a, const void *b);
+
+
+void
+ngx_http_malloc_noise_add(ngx_http_malloc_side_t *side, uint64_t period,
+    double objs, double bytes)
+{
+    double  mean, q, u;
+
+    if (!(objs > 0) || !(bytes > 0)) {
+        return;
+    }
+
+    mean = bytes / objs;
+    q = (period > 1) ? -expm1(-mean / (double) period) : 1.0;
+
+    if (!(q > 0)) {
+        return;
+    }
+
+    u = mean / q;
+
+    side->samples += objs;
+    side->bytes += objs * u;
+    side->var += objs * u * u * (1.0 - q);
+
+    if (u * (1.0 - q) > side->step) {
+        side->step = u * (1.0 - q);
+    }
+}
+
+
+void
+ngx_http_malloc_noise_add_unbiased(ngx_http_malloc_side_t *side,
+    uint64_t period, double objs, double bytes)
+{
+    double  mean, q;
+
+    if (!(objs > 0) || !(bytes > 0)) {
+        return;
+    }
+
+    mean = bytes / objs;
+    q = (period > 1) ? -expm1(-mean / (double) period) : 1.0;
+
+    ngx_http_malloc_noise_add(side, period, objs * q, objs * q * mean);
+}
+
+
+double
+ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
+    const ngx_http_malloc_side_t *base, double *zmax)
+{
+    double  change, sd, step, z;
+
+    change = heap->bytes - base->bytes;
+    step = (heap->step > base->step) ? heap->step : base->step;
+    sd = sqrt(heap->var + base->var);
+
+    if (!(sd > 0)) {
+        /* nothing random: only objects that are always sampled */
+        *zmax = (heap->bytes + base->bytes > 0) ? NGX_HTTP_MALLOC_NOISE_SURE
+                                                : 0;
+        return (change > 0) ? NGX_HTTP_MALLOC_NOISE_SURE
+                            : (change < 0) ? -NGX_HTTP_MALLOC_NOISE_SURE : 0;
+    }
+
+    *zmax = (heap->bytes + base->bytes - step) / sd;
+
+    if (*zmax < 0) {
+        *zmax = 0;
+    }
+
+    z = (fabs(change) - step) / sd;
+
+    if (z <= 0) {
+        return 0;
+    }
+
+    return (change > 0) ? z : -z;
+}
+
+
+void
+ngx_http_malloc_noise_level(ngx_http_malloc_noise_t *nz, double *zmax,
+    size_t n)
+{
+    size_t  lo, hi, k;
+    double  alpha;
+
+    alpha = 1.0 - NGX_HTTP_MALLOC_NOISE_LEVEL;
+
+    qsort(zmax, n, sizeof(double), ngx_http_malloc_noise_desc);
+
+    /*
+     * the smallest k such that at most k stacks could reach the level
+     * of k tests; at k = n it holds, and the count only falls as k grows
+     */
+
+    lo = 1;
+    hi = (n > 0) ? n : 1;
+
+    while (lo < hi) {
+        k = lo + (hi - lo) / 2;
+
+        if (ngx_http_malloc_noise_reach(zmax, n,
+                                  ngx_http_malloc_noise_quantile(alpha / k))
+            <= k)
+        {
+            hi = k;
+
+        } else {
+            lo = k + 1;
+        }
+    }
+
+    nz->testable = ngx_http_malloc_noise_reach(zmax, n,
+                                ngx_http_malloc_noise_quantile(alpha / lo));
+    nz->z = ngx_http_malloc_noise_quantile(alpha / lo);
+}
+
+
+int
+ngx_http_malloc_noise_judge(ngx_http_malloc_noise_t *nz, double z,
+    double change)
+{
+    if (z == 0 || fabs(z) < nz->z) {
+        return 0;
+    }
+
+    if (change > 0) {
+        nz->grew++;
+        nz->grown += change;
+        return 1;
+    }
+
+    nz->shrank++;
+    nz->shrunk -= change;
+
+    return -1;
+}
+
+
+/* the two-sided z of a normal test at "alpha": erfc(z / sqrt 2) = alpha */
+
+static double
+ngx_http_malloc_noise_quantile(double alpha)
+{
+    int     i;
+    double  lo, hi, mid;
+
+    lo = 0;
+    hi = 40;
+
+    for (i = 0; i < 64; i++) {
+        mid = (lo + hi) / 2;
+
+        if (erfc(mid / M_SQRT2) > alpha) {
+            lo = mid;
+
+        } else {
+            hi = mid;
+        }
+    }
+
+    return hi;
+}
+
+
+/* how many of the zmax, sorted from the largest, reach z */
+
+static size_t
+ngx_http_malloc_noise_reach(const double *zmax, size_t n, double z)
+{
+    size_t  lo, hi, mid;
+
+    lo = 0;
+    hi = n;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+
+        if (zmax[mid] >= z) {
+            lo = mid + 1;
+
+        } else {
+            hi = mid;
+        }
+    }
+
+    return lo;
+}
+
+
+static int
+ngx_http_malloc_noise_desc(const void *a, const void *b)
+{
+    double  x, y;
+
+    x = *(const double *) a;
+    y = *(const double *) b;
+
+    return (x < y) ? 1 : (x > y) ? -1 : 0;
+}

@@ -1,0 +1,81 @@
+
+/*
+ * Whether the change of a stack between two sampled heaps is more than
+ * sampling noise.  Pure C.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_NOISE_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_NOISE_H_INCLUDED_
+
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+/* the confidence that no change called significant is sampling noise */
+#define NGX_HTTP_MALLOC_NOISE_LEVEL  0.99
+
+
+/* one side of a stack (or the sum of several stacks' sides) */
+typedef struct {
+    double                      samples;    /* sampled objects */
+    double                      bytes;      /* unbiased estimate */
+    double                      var;        /* its variance */
+    double                      step;       /* the bytes one sample adds,
+                                               as far as it is random */
+} ngx_http_malloc_side_t;
+
+
+/* a comparison of two heaps, stack by stack */
+typedef struct {
+    size_t                      compared;   /* stacks with a sample */
+    size_t                      testable;   /* of them, those whose
+                                               samples could show a
+                                               change at the level */
+    size_t                      grew;       /* significant changes */
+    size_t                      shrank;
+    double                      z;          /* the |z| they reach */
+    double                      samples;    /* of the heap, in all */
+    double                      base_samples;
+    double                      net;        /* bytes, every stack */
+    double                      grown;      /* bytes, the significant */
+    double                      shrunk;     /* growths and shrinkages */
+} ngx_http_malloc_noise_t;
+
+
+/*
+ * Adds a stack's sampled counts, as jemalloc dumps them (not unbiased),
+ * to a side; "period" is the mean bytes between samples.
+ */
+void ngx_http_malloc_noise_add(ngx_http_malloc_side_t *side,
+    uint64_t period, double objs, double bytes);
+
+/*
+ * The same from unbiased counts (as profile.proto holds them): the mean
+ * object size, and so the sampling probability, is their ratio.
+ */
+void ngx_http_malloc_noise_add_unbiased(ngx_http_malloc_side_t *side,
+    uint64_t period, double objs, double bytes);
+
+/*
+ * The change's z-score (signed), and in *zmax the largest |z| that the
+ * same samples could give, had they all been on one side.
+ */
+double ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
+    const ngx_http_malloc_side_t *base, double *zmax);
+
+/*
+ * Sets nz->testable and nz->z from the zmax of every stack compared
+ * (sorted in place): Bonferroni's bound at NGX_HTTP_MALLOC_NOISE_LEVEL
+ * over the stacks that could reach it (Tarone's count).
+ */
+void ngx_http_malloc_noise_level(ngx_http_malloc_noise_t *nz, double *zmax,
+    size_t n);
+
+/* -1 (shrank), 0 (noise) or 1 (grew); counted into nz */
+int ngx_http_malloc_noise_judge(ngx_http_malloc_noise_t *nz, double z,
+    double change);
+
+
+#endif /* _NGX_HTTP_MALLOC_NOISE_H_INCLUDED_ */
