@@ -71,18 +71,36 @@ static ngx_uint_t                    ngx_http_malloc_dumping;
  * The master parses the configuration at every reload, and what a module
  * allocates then and keeps is a leak that every new generation inherits:
  * with profiling on, the master samples too, from the next reload on.
+ * This is the only place where the master's sampling follows the desired
+ * state, after the configuration was read: the read was sampled if the
+ * master sampled before, and is whole in the samples unless the sync
+ * resets them now for a new interval.  The cycle's workers inherit the
+ * record with the fork, and the first of them files it with its
+ * generation.
  */
 
 void
 ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
-    int  active;
+    int        active;
+    size_t     lg;
+    ngx_int_t  want;
+
+    mmcf->master_lg = -1;
+    mmcf->master_partial = 1;
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK
         || ngx_http_malloc_je_get_active(&active) != 0)
     {
         return;
+    }
+
+    if (active && ngx_http_malloc_je_lg_sample(&lg) == 0) {
+        want = ngx_http_malloc_board_lg_sample(mmcf);
+
+        mmcf->master_lg = (ngx_int_t) lg;
+        mmcf->master_partial = (want >= 0 && (size_t) want != lg);
     }
 
     ngx_http_malloc_apply_sync(mmcf, cycle->log);

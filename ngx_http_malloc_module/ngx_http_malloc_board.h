@@ -99,6 +99,15 @@ typedef struct {
     ngx_uint_t                  generation;
     time_t                      time;       /* its first worker's start */
     size_t                      allocated;  /* of the heap it inherited */
+    size_t                      small;      /* of it, in small objects */
+    ngx_int_t                   lg_sample;  /* the master read its
+                                               configuration sampling at
+                                               2^lg_sample; -1: not
+                                               sampling */
+    ngx_uint_t                  partial;    /* unsigned partial:1; the
+                                               master's samples miss part
+                                               of that read (sampling came
+                                               on, or was reset, after it) */
     u_char                      snapshot[NGX_HTTP_MALLOC_NAME_MAX + 1];
                                             /* the master's heap, "": none */
 } ngx_http_malloc_gen_t;

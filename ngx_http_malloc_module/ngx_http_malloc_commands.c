@@ -30,6 +30,8 @@
 
 
 static json_t *ngx_http_malloc_generations(ngx_http_request_t *r);
+static json_t *ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
+    ngx_http_malloc_gen_t *prev);
 static ngx_int_t ngx_http_malloc_command(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
@@ -109,7 +111,9 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
  * The master's generations, newest first: when each began (a reload),
  * the master's heap then as its first worker inherited it, and the growth
  * since the generation before, which a module that leaks at each reload
- * keeps positive.
+ * keeps positive.  Sampling costs the master memory too, so each says how
+ * the master sampled as it read that configuration, and a growth across
+ * a change of it says so.
  */
 
 static json_t *
@@ -118,7 +122,7 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
     u_char                       *p;
     json_t                       *list, *g;
     ngx_tm_t                      tm;
-    ngx_uint_t                    i, n;
+    ngx_uint_t                    i, n, prev;
     ngx_http_malloc_main_conf_t  *mmcf;
     ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
     u_char                        time[32];
@@ -141,16 +145,26 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
                          tm.ngx_tm_min, tm.ngx_tm_sec);
         *p = '\0';
 
-        g = json_pack("{s:I, s:s, s:I, s:o, s:o}",
+        prev = (i + 1 < n
+                && gens[i + 1].generation == gens[i].generation - 1);
+
+        g = json_pack("{s:I, s:s, s:I, s:o, s:o, s:b, s:o, s:o}",
                       "generation", (json_int_t) gens[i].generation,
                       "time", (char *) time,
                       "allocated", (json_int_t) gens[i].allocated,
                       "growth",
-                      (i + 1 < n && gens[i + 1].generation
-                                    == gens[i].generation - 1)
-                      ? json_integer((json_int_t) gens[i].allocated
-                                     - (json_int_t) gens[i + 1].allocated)
+                      prev ? json_integer((json_int_t) gens[i].allocated
+                                          - (json_int_t) gens[i + 1].allocated)
+                           : json_null(),
+                      "lg_sample",
+                      gens[i].lg_sample >= 0
+                      ? json_integer((json_int_t) gens[i].lg_sample)
                       : json_null(),
+                      "partial", (int) gens[i].partial,
+                      "sampling_changed",
+                      prev ? ngx_http_malloc_sampling_changed(&gens[i],
+                                                              &gens[i + 1])
+                           : json_null(),
                       "snapshot",
                       gens[i].snapshot[0]
                       ? json_string((char *) gens[i].snapshot)
@@ -160,6 +174,51 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
     }
 
     return list;
+}
+
+
+/*
+ * A master that samples keeps a large extent for each sampled small
+ * object: when it read this configuration at another interval than the
+ * one before (or one of them without sampling), the growth between them
+ * is partly that memory, and no leak.
+ */
+
+static json_t *
+ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
+    ngx_http_malloc_gen_t *prev)
+{
+    u_char  *p;
+    size_t   size;
+    u_char   from[NGX_INT_T_LEN + 8], to[NGX_INT_T_LEN + 8];
+    u_char   text[256];
+
+    if (gen->lg_sample == prev->lg_sample) {
+        return json_null();
+    }
+
+    if (ngx_http_malloc_je_sampled_size(&size) != 0) {
+        size = 16384;
+    }
+
+    p = (prev->lg_sample >= 0)
+        ? ngx_sprintf(from, "2^%i bytes", prev->lg_sample)
+        : ngx_cpymem(from, "no sampling", sizeof("no sampling") - 1);
+    *p = '\0';
+
+    p = (gen->lg_sample >= 0)
+        ? ngx_sprintf(to, "2^%i bytes", gen->lg_sample)
+        : ngx_cpymem(to, "no sampling", sizeof("no sampling") - 1);
+    *p = '\0';
+
+    p = ngx_snprintf(text, sizeof(text) - 1,
+                     "the master's sampling interval changed from %s to "
+                     "%s: growth across it is partly the sampler's own "
+                     "memory (jemalloc keeps each sampled small object in "
+                     "a %uz-byte extent), not a leak", from, to, size);
+    *p = '\0';
+
+    return json_string((char *) text);
 }
 
 

@@ -250,6 +250,22 @@ ngx_http_malloc_je_prof_accum(int *accum)
 }
 
 
+/*
+ * jemalloc 5.3 moves every sampled small object into an extent of the
+ * smallest large size class, to keep its record: 16 KiB with 4 KiB pages.
+ */
+
+int
+ngx_http_malloc_je_sampled_size(size_t *size)
+{
+    if (ngx_http_malloc_mallctl == NULL) {
+        return ENOENT;
+    }
+
+    return ngx_http_malloc_je_read_size("arenas.lextent.0.size", size);
+}
+
+
 static int
 ngx_http_malloc_je_read_size(const char *name, size_t *value)
 {
@@ -301,6 +317,15 @@ ngx_http_malloc_je_stats(ngx_http_malloc_je_stats_t *st)
 
     if (rc == 0) {
         rc = ngx_http_malloc_je_read_size("stats.metadata", &st->metadata);
+    }
+
+    /* all arenas (4096 is MALLCTL_ARENAS_ALL); else all of it, at most */
+
+    if (rc == 0
+        && ngx_http_malloc_je_read_size("stats.arenas.4096.small.allocated",
+                                        &st->small) != 0)
+    {
+        st->small = st->allocated;
     }
 
     return rc;

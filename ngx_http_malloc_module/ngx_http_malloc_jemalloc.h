@@ -39,6 +39,8 @@ typedef struct {
     size_t                      mapped;
     size_t                      retained;
     size_t                      metadata;
+    size_t                      small;      /* of allocated, in small
+                                               size classes */
 } ngx_http_malloc_je_stats_t;
 
 
@@ -59,6 +61,9 @@ int ngx_http_malloc_je_set_active(int active);
 int ngx_http_malloc_je_lg_sample(size_t *lg);
 int ngx_http_malloc_je_dump(const char *path);
 int ngx_http_malloc_je_prof_accum(int *accum);
+
+/* the bytes that a sampled small object takes (its own extent) */
+int ngx_http_malloc_je_sampled_size(size_t *size);
 
 /* refreshes the "epoch" first, so the figures are current */
 int ngx_http_malloc_je_stats(ngx_http_malloc_je_stats_t *st);

@@ -96,6 +96,11 @@ typedef struct {
     ngx_uint_t                        threads;       /* malloc_threads,
                                                         per worker */
     ngx_uint_t                        admin;         /* unsigned admin:1; */
+
+    /* how the master sampled as it read this configuration */
+    ngx_int_t                         master_lg;     /* 2^it bytes; -1:
+                                                        not sampling */
+    ngx_uint_t                        master_partial; /* not all of it */
 } ngx_http_malloc_main_conf_t;
 
 

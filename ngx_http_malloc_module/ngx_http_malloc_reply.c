@@ -29,6 +29,11 @@ static json_t *ngx_http_malloc_result_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
     ngx_uint_t *status, json_t **error);
 static const char *ngx_http_malloc_rc_text(ngx_int_t rc);
+static json_t *ngx_http_malloc_sampler(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    json_t *workers);
+static size_t ngx_http_malloc_sampler_bytes(size_t small, size_t lg,
+    size_t size);
 
 
 ngx_int_t
@@ -337,9 +342,113 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
                                  : json_null());
     }
 
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET) {
+        json_object_set_new(json, "sampler",
+                            ngx_http_malloc_sampler(r, ctx, answers, n,
+                                                    workers));
+    }
+
     json_object_set_new(json, "workers", workers);
 
     return ngx_http_malloc_send_json(r, status, json);
+}
+
+
+/*
+ * What the interval after a reset costs: jemalloc 5.3 keeps each sampled
+ * small object in an extent of its own (16 KiB with 4 KiB pages), and a
+ * heap of S bytes in small objects holds about S / 2^lg of them sampled
+ * (an object of s bytes is sampled with a chance of s / 2^lg at most):
+ * S * 16 KiB / 2^lg at most, reached as the heap is allocated anew.
+ * Large objects cost nothing more.  Each worker's figure is from its own
+ * published heap, the master's from the newest generation's: the master
+ * reads its configuration at the new interval from its second reload on.
+ */
+
+static json_t *
+ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n, json_t *workers)
+{
+    u_char                       *p;
+    json_t                       *j, *wj;
+    size_t                        size, lg, bytes, all, master;
+    ngx_uint_t                    i, known, gens;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gen[NGX_HTTP_MALLOC_GENERATIONS];
+    u_char                        text[512];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ngx_http_malloc_je_sampled_size(&size) != 0) {
+        return json_null();
+    }
+
+    lg = (ctx->cmd.arg >= 0) ? (size_t) ctx->cmd.arg : 0;
+    known = (ctx->cmd.arg >= 0);
+    all = 0;
+
+    for (i = 0; i < n; i++) {
+        if (!w[i].answered || w[i].pid == 0) {
+            continue;
+        }
+
+        if (!known) {
+            lg = (w[i].result.seq == ctx->seq) ? w[i].result.lg_sample
+                                               : w[i].lg_sample;
+            known = 1;
+        }
+
+        bytes = ngx_http_malloc_sampler_bytes(w[i].stats.small, lg, size);
+        all += bytes;
+
+        wj = json_array_get(workers, i);
+        if (wj != NULL) {
+            json_object_set_new(wj, "sampler_bytes",
+                                json_integer((json_int_t) bytes));
+        }
+    }
+
+    if (!known) {
+        return json_null();
+    }
+
+    gens = ngx_http_malloc_board_generations(mmcf, gen);
+    master = gens ? ngx_http_malloc_sampler_bytes(gen[0].small, lg, size) : 0;
+
+    p = ngx_snprintf(text, sizeof(text) - 1,
+                     "at one sample per 2^%uz bytes, the %uz-byte extents "
+                     "of sampled small objects will hold up to about %uz "
+                     "bytes while profiling is on: %uz in the workers as "
+                     "their heaps are allocated anew, %uz in the master "
+                     "from its second reload on",
+                     lg, size, all + master, all, master);
+    *p = '\0';
+
+    j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}",
+                  "lg_sample", (json_int_t) lg,
+                  "extent_bytes", (json_int_t) size,
+                  "workers_bytes", (json_int_t) all,
+                  "master_bytes", (json_int_t) master,
+                  "total_bytes", (json_int_t) (all + master),
+                  "text", (char *) text);
+
+    return j ? j : json_null();
+}
+
+
+/* small * size / 2^lg */
+
+static size_t
+ngx_http_malloc_sampler_bytes(size_t small, size_t lg, size_t size)
+{
+    double  bytes;
+
+    bytes = (double) small * (double) size
+            / (double) ((uint64_t) 1 << (lg < 63 ? lg : 63));
+
+    return (bytes < (double) NGX_MAX_SIZE_T_VALUE / 2) ? (size_t) bytes
+                                                       : NGX_MAX_SIZE_T_VALUE
+                                                         / 2;
 }
 
 

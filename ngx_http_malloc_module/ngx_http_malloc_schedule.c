@@ -120,7 +120,10 @@ ngx_http_malloc_schedule_init_process(ngx_http_malloc_main_conf_t *mmcf)
  * as the reload left it (a worker is a fork of the master, and jemalloc's
  * samples come with the fork).  With profiling on and after a reload, it
  * also writes that heap as a snapshot: what a reload allocates and keeps
- * is a leak that every new generation inherits.
+ * is a leak that every new generation inherits.  How the master sampled
+ * as it read the configuration came with the fork too (apply recorded it
+ * in the master): the interval, which the allocated bytes depend on, and
+ * whether the samples hold all of the read.
  */
 
 static void
@@ -147,6 +150,9 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
 
     gen.time = ngx_time();
     gen.allocated = st.allocated;
+    gen.small = st.small;
+    gen.lg_sample = mmcf->master_lg;
+    gen.partial = mmcf->master_partial;
 
     if (ngx_http_malloc_board_generation(mmcf) > 1
         && ngx_http_malloc_board_desired(mmcf, NULL)

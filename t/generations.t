@@ -1,0 +1,138 @@
+#!/usr/bin/perl
+
+# What the generations say of how the master sampled as it read each
+# configuration.  The master's sampling follows the desired state only
+# after it has read a configuration: the reload that turns it on is not
+# sampled, and one that resets it for a new interval drops the samples
+# of its read, so those generations are partial.  Each generation names
+# the interval of its read (lg_sample), and a growth across a change of
+# it is flagged: jemalloc keeps each sampled small object in a 16 KiB
+# extent, which costs the master memory at a fine interval.  prof_reset
+# estimates that cost.  The master reads a configuration of many servers
+# with a certificate each (OpenSSL's small objects) and leaks 4 MiB at
+# each read, which says by its presence in a snapshot what was sampled.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use MallocTest qw(free_port);
+
+$ENV{HOME} = '/tmp';
+
+my $MB = 1024 * 1024;
+
+# MiB held by the leaf function $func in a heap.json answer
+sub held {
+    my ($j, $func) = @_;
+    my $sum = 0;
+    for my $i (0 .. $#{$j->{stacks} // []}) {
+        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
+        $sum += $j->{values}[$i][0];
+    }
+    return $sum / $MB;
+}
+
+my $t = MallocTest->new(workers => 2);
+my $p = $t->prefix;
+
+system("openssl req -x509 -newkey rsa:2048 -nodes -keyout $p/key.pem"
+       . " -out $p/cert.pem -days 2 -subj /CN=localhost 2>/dev/null") == 0
+    or plan skip_all => 'no openssl to make a certificate';
+
+my $port = free_port();
+$t->{http} = "malloc_test_leak 4m;\n" . join '', map {
+    "server { listen 127.0.0.1:$port; server_name s$_;"
+    . " ssl_certificate $p/cert.pem; ssl_certificate_key $p/key.pem; }\n"
+} 1 .. 200;
+$t->start;
+
+sub generations { $t->get('/malloc/')->{json}{generations} }
+
+sub leak_in {
+    my ($g) = @_;
+    my $r = $t->get("/malloc/pprof/heap.json?process=master&generation=$g");
+    is($r->{status}, 200, "generation $g: its snapshot");
+    return held($r->{json}, 'ngx_http_malloc_test_leak');
+}
+
+my $gens = generations();
+is($gens->[0]{lg_sample}, undef,
+   'start: the master read without sampling: no lg_sample');
+ok($gens->[0]{partial}, 'start: partial');
+is($gens->[0]{sampling_changed}, undef, 'start: nothing to compare with');
+
+is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
+
+# 2: turned on in the master after the read; 3 and 4: sampled reads
+
+$t->reload for 1 .. 3;
+
+$gens = generations();
+my %g = map { $_->{generation} => $_ } @$gens;
+is(join(',', map { $_->{lg_sample} // 'null' } @g{1 .. 4}),
+   'null,null,19,19', 'the intervals of the reads: none, none, 19, 19');
+is(join(',', map { $_->{partial} ? 1 : 0 } @g{1 .. 4}), '1,1,0,0',
+   'partial: the start and the reload that turned the master on');
+ok(JSON::PP::is_bool($g{3}{partial}), 'partial is a boolean');
+ok(leak_in(2) < 1, 'generation 2 holds none of its read\'s leak');
+my $leak = leak_in(3);
+ok($leak > 2 && $leak < 6,
+   sprintf 'generation 3 holds its own read\'s leak: %.1f MiB', $leak);
+like($g{3}{sampling_changed} // '', qr/from no sampling to 2\^19 bytes/,
+     'generation 3: the sampling came on, said');
+is($g{4}{sampling_changed}, undef, 'generation 4: the same interval');
+
+# a finer interval
+
+my $r = $t->post('/malloc/prof_reset', '{"lg_sample": 14}');
+is($r->{status}, 200, 'prof_reset to 14');
+my $s = $r->{json}{sampler};
+is($s->{lg_sample}, 14, 'the estimate is for 2^14');
+is($s->{extent_bytes}, 16384, 'a sampled small object takes 16 KiB');
+ok($s->{master_bytes} > $MB,
+   "the master's share of the estimate: $s->{master_bytes} bytes");
+is(scalar(grep { ($_->{sampler_bytes} // 0) > 0 } @{$r->{json}{workers}}),
+   2, 'each worker\'s share');
+my $sum = 0;
+$sum += $_->{sampler_bytes} for @{$r->{json}{workers}};
+is($s->{workers_bytes}, $sum, 'the workers\' shares add up');
+is($s->{total_bytes}, $s->{workers_bytes} + $s->{master_bytes},
+   'and the total with the master');
+like($s->{text}, qr/^at one sample per 2\^14 bytes, .* $s->{total_bytes} bytes/,
+     'in words');
+
+# 5: read at 19, then reset to 14: partial; 6: the first read at 14
+
+$t->reload for 1 .. 2;
+
+$gens = generations();
+%g = map { $_->{generation} => $_ } @$gens;
+is(join(',', map { $_->{lg_sample} } @g{5, 6}), '19,14',
+   'the reload after the reset still read at 19, the next at 14');
+is(join(',', map { $_->{partial} ? 1 : 0 } @g{5, 6}), '1,0',
+   'the reset dropped the samples of generation 5\'s read');
+ok(leak_in(5) < 1, 'generation 5 holds none of its read\'s leak');
+$leak = leak_in(6);
+ok($leak > 2 && $leak < 6,
+   sprintf 'generation 6 holds its own: %.1f MiB', $leak);
+is($g{5}{sampling_changed}, undef, 'generation 5: read at 19 as before');
+like($g{6}{sampling_changed} // '',
+     qr/from 2\^19 bytes to 2\^14 bytes: growth across it .*not a leak/,
+     'generation 6: the growth across the change is flagged');
+
+# both grew by the leak; 6 by the sampler's extents too
+my $cost = $g{6}{growth} - $g{5}{growth};
+my $ratio = $cost / $s->{master_bytes};
+ok($ratio > 0.5 && $ratio < 1.15,
+   sprintf 'the master grew by %.1f MiB more at the change: %.0f%% of the '
+           . 'estimate of %.1f MiB', $cost / $MB, $ratio * 100,
+           $s->{master_bytes} / $MB);
+
+$t->no_alerts;
+$t->stop;
+
+done_testing;
