@@ -96,6 +96,21 @@ sub snapshots_of {
          8, 'reload: go tool pprof names the leak')
         or diag $top;
 
+    # jeprof reads the master's heap from a file, as operations.md says
+    my %doc = MallocTest::doc_blocks("$MallocTest::ROOT/docs/operations.md");
+    my $sh = $doc{'master-jeprof'} // '';
+    like($sh, qr/^curl .*heap\?process=master/m,
+         'operations.md shows the master\'s heap for jeprof');
+    $sh =~ s/127\.0\.0\.1:8080/127.0.0.1:${\ $t->port}/g;
+    $top = `cd ${\ $t->prefix} && (set -e; $sh) 2>&1`;
+    ($v) = $top =~ /^\s*([\d.]+)\s.*\sngx_http_malloc_test_leak$/m;
+    near($v // 0, 12, 'reload: jeprof on the downloaded file names the leak')
+        or diag $top;
+    my $url = $t->url('/malloc/pprof/heap?process=master');
+    $top = `jeprof --text '$url' 2>&1`;
+    like($top, qr{process=master/pprof/symbol doesn't exist},
+         'reload: jeprof cannot take it as a URL');
+
     $r = $t->get('/malloc/metrics');
     like($r->{content}, qr/^nginx_malloc_reloads_total 4$/m,
          'reload: metrics count the reloads');
