@@ -6,8 +6,9 @@
  * publishes this worker's figures about every second so that readers
  * never wait for it.
  *
- * Owns: the dump in progress.  Calls: board, threads, and the pure core
- * (jemalloc, dump, path).  Reached by the board through its hooks.
+ * Owns: the dump in progress, the reading of smaps.  Calls: board,
+ * threads, and the pure core (jemalloc, dump, path, rss).  Reached by the
+ * board through its hooks.
  */
 
 
@@ -22,6 +23,7 @@
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_dump.h"
+#include "ngx_http_malloc_rss.h"
 
 
 /* hidden files older than this were left by a worker that died */
@@ -38,6 +40,37 @@ typedef struct {
 } ngx_http_malloc_dump_task_t;
 
 
+/*
+ * A read of smaps that took longer than this moves the next ones to the
+ * module's thread: a small nginx reads it in a fraction of a millisecond
+ * and keeps no thread while idle; a big one (the kernel walks every page
+ * table) does not stall its event loop every second.
+ */
+#define NGX_HTTP_MALLOC_RSS_SLOW     2000     /* microseconds */
+
+
+/* this process's smaps, read and parsed, in place or on a thread */
+typedef struct {
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_log_t                    *log;
+    ngx_http_malloc_task_t        task;
+    ngx_http_malloc_je_stats_t    je;
+    ngx_uint_t                    nranges;
+    ngx_http_malloc_rss_range_t   ranges[NGX_HTTP_MALLOC_RSS_ZONES];
+    ngx_http_malloc_rss_t         rss;
+    int                           err;
+    ngx_uint_t                    usec;       /* the read took */
+    ngx_uint_t                    master;     /* the master's reading */
+    ngx_uint_t                    busy;       /* on a thread now */
+    ngx_uint_t                    slow;       /* read on a thread */
+    ngx_uint_t                    failed;     /* was logged */
+} ngx_http_malloc_rss_task_t;
+
+
+static void ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master, ngx_log_t *log);
+static void ngx_http_malloc_apply_rss_thread(void *data);
+static void ngx_http_malloc_apply_rss_done(void *data);
 static void ngx_http_malloc_apply_run(ngx_log_t *log);
 static void ngx_http_malloc_apply_tick(ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
@@ -65,6 +98,9 @@ static ngx_int_t ngx_http_malloc_apply_name(u_char *tmpl, char *name);
 /* per worker: the one dump it may have in a thread */
 static ngx_http_malloc_dump_task_t  *ngx_http_malloc_dump_task;
 static ngx_uint_t                    ngx_http_malloc_dumping;
+
+/* per process: its reading of smaps */
+static ngx_http_malloc_rss_task_t   *ngx_http_malloc_rss_task;
 
 
 /*
@@ -105,6 +141,9 @@ ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
 
     ngx_http_malloc_apply_sync(mmcf, cycle->log);
 
+    /* the master's memory after the read, for GET stats */
+    ngx_http_malloc_apply_rss(cycle, mmcf, 1, cycle->log);
+
     if ((ngx_uint_t) active != ngx_http_malloc_board_desired(mmcf, NULL)) {
         ngx_log_error(NGX_LOG_INFO, cycle->log, 0,
                       "heap profiling turned %s in the master",
@@ -142,6 +181,10 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
 
     ngx_http_malloc_apply_publish(mmcf);
 
+    /* in place: this first reading is the worker's start */
+    ngx_http_malloc_rss_task = NULL;
+    ngx_http_malloc_apply_rss(cycle, mmcf, 0, cycle->log);
+
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
                                ngx_http_malloc_apply_run);
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_TICK,
@@ -172,6 +215,126 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
 
     if (!ngx_http_malloc_dumping) {
         ngx_http_malloc_apply_publish(mmcf);
+        ngx_http_malloc_apply_rss((ngx_cycle_t *) ngx_cycle, mmcf, 0, log);
+    }
+}
+
+
+/*
+ * The parts of this process's RSS: smaps with jemalloc's figures of the
+ * same moment and the cycle's zones.  In the master (init_module) and in
+ * a worker's first reading, in place; later on the module's thread once
+ * a read was slow.  One reading at a time.
+ */
+
+static void
+ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master, ngx_log_t *log)
+{
+    ngx_http_malloc_rss_task_t  *rt;
+
+    rt = ngx_http_malloc_rss_task;
+
+    if (rt != NULL && rt->busy) {
+        return;
+    }
+
+    if (rt == NULL) {
+        rt = ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_rss_task_t));
+        if (rt == NULL) {
+            return;
+        }
+
+        ngx_http_malloc_rss_task = rt;
+    }
+
+    rt->mmcf = mmcf;
+    rt->log = log;
+    rt->master = master;
+    rt->nranges = ngx_http_malloc_board_ranges(cycle, rt->ranges, NULL);
+
+    if (ngx_http_malloc_je_stats(&rt->je) != 0) {
+        /* the parts without the allocator's: all anonymous is "other" */
+        ngx_memzero(&rt->je, sizeof(ngx_http_malloc_je_stats_t));
+    }
+
+    rt->task.work = ngx_http_malloc_apply_rss_thread;
+    rt->task.done = ngx_http_malloc_apply_rss_done;
+    rt->task.data = rt;
+
+    if (rt->slow && !master
+        && ngx_http_malloc_threads_post(&rt->task, log) == NGX_OK)
+    {
+        rt->busy = 1;
+        return;
+    }
+
+    ngx_http_malloc_apply_rss_thread(rt);
+    ngx_http_malloc_apply_rss_done(rt);
+}
+
+
+/* in a thread, or in place: no logging, no nginx memory */
+
+static void
+ngx_http_malloc_apply_rss_thread(void *data)
+{
+    ngx_http_malloc_rss_task_t *rt = data;
+
+    int              fd;
+    struct timespec  t0, t1;
+
+    (void) clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+
+    if (fd == -1) {
+        rt->err = errno;
+
+    } else {
+        rt->err = ngx_http_malloc_rss_read(fd, rt->ranges, rt->nranges,
+                                           &rt->je, &rt->rss);
+        (void) close(fd);
+    }
+
+    (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+
+    rt->usec = (t1.tv_sec - t0.tv_sec) * 1000000
+               + (t1.tv_nsec - t0.tv_nsec) / 1000;
+}
+
+
+static void
+ngx_http_malloc_apply_rss_done(void *data)
+{
+    ngx_http_malloc_rss_task_t *rt = data;
+
+    rt->busy = 0;
+
+    if (rt->err != 0) {
+        if (!rt->failed) {
+            /* once: the figures simply stay out of GET stats */
+            ngx_log_error(NGX_LOG_ERR, rt->log, rt->err,
+                          "cannot read \"/proc/self/smaps\": rss and "
+                          "rss_parts are left out");
+            rt->failed = 1;
+        }
+
+        return;
+    }
+
+    if (rt->usec > NGX_HTTP_MALLOC_RSS_SLOW && !rt->slow) {
+        ngx_log_debug1(NGX_LOG_DEBUG_CORE, rt->log, 0,
+                       "malloc apply: smaps took %ui us, read on the "
+                       "module's thread from now on", rt->usec);
+        rt->slow = 1;
+    }
+
+    if (rt->master) {
+        ngx_http_malloc_board_master_rss(rt->mmcf, &rt->rss);
+
+    } else {
+        ngx_http_malloc_board_publish_rss(rt->mmcf, &rt->rss);
     }
 }
 

@@ -53,6 +53,8 @@ typedef struct {
     ngx_uint_t                  prof_active;
     ngx_uint_t                  lg_sample;
     ngx_http_malloc_je_stats_t  stats;
+    ngx_http_malloc_rss_t       rss;
+    ngx_http_malloc_rss_t       rss_start;
     ngx_http_malloc_result_t    results[NGX_HTTP_MALLOC_RING];
 } ngx_http_malloc_slot_t;
 
@@ -70,6 +72,9 @@ typedef struct {
                                                 first worker came up */
     ngx_http_malloc_gen_t       gens[NGX_HTTP_MALLOC_GENERATIONS];
     ngx_http_malloc_watch_t     watch;
+    ngx_uint_t                  nzones;      /* of the generation */
+    ngx_http_malloc_zone_t      zones[NGX_HTTP_MALLOC_RSS_ZONES];
+    ngx_http_malloc_master_t    master;
     ngx_http_malloc_entry_t     ring[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
@@ -244,6 +249,8 @@ ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
 
     shm->sh->generation++;
     shm->sh->workers = workers;
+    shm->sh->nzones = ngx_http_malloc_board_ranges(cycle, NULL,
+                                                   shm->sh->zones);
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -748,6 +755,8 @@ ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
         w->prof_active = slot->prof_active;
         w->lg_sample = slot->lg_sample;
         w->stats = slot->stats;
+        w->rss = slot->rss;
+        w->rss_start = slot->rss_start;
         w->answered = (slot->applied >= seq);
         w->result = slot->results[seq % NGX_HTTP_MALLOC_RING];
     }
@@ -755,6 +764,147 @@ ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return answered;
+}
+
+
+/*
+ * The shared zones of a cycle, in the order of its list: every process of
+ * the generation finds the same, at the same addresses (the master mapped
+ * them before the fork).  Their count, NGX_HTTP_MALLOC_RSS_ZONES at most;
+ * either array may be NULL.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_ranges(ngx_cycle_t *cycle,
+    ngx_http_malloc_rss_range_t *ranges, ngx_http_malloc_zone_t *zones)
+{
+    size_t            len;
+    ngx_uint_t        i, n;
+    ngx_list_part_t  *part;
+    ngx_shm_zone_t   *zone;
+
+    n = 0;
+    part = &cycle->shared_memory.part;
+    zone = part->elts;
+
+    for (i = 0; n < NGX_HTTP_MALLOC_RSS_ZONES; i++) {
+
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                break;
+            }
+
+            part = part->next;
+            zone = part->elts;
+            i = 0;
+        }
+
+        if (i >= part->nelts || zone[i].shm.addr == NULL) {
+            continue;
+        }
+
+        if (ranges != NULL) {
+            ranges[n].start = (uintptr_t) zone[i].shm.addr;
+            ranges[n].size = zone[i].shm.size;
+        }
+
+        if (zones != NULL) {
+            len = ngx_min(zone[i].shm.name.len, NGX_HTTP_MALLOC_ZONE_NAME);
+            ngx_memcpy(zones[n].name, zone[i].shm.name.data, len);
+            zones[n].name[len] = '\0';
+            zones[n].size = zone[i].shm.size;
+        }
+
+        n++;
+    }
+
+    return n;
+}
+
+
+/* this worker's memory, read from smaps; its first is its start */
+
+void
+ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_rss_t *rss)
+{
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_slot_t  *slot;
+
+    if (!ngx_http_malloc_board_current(mmcf)) {
+        return;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    slot = &shm->sh->slots[ngx_worker];
+    slot->rss = *rss;
+
+    if (slot->rss_start.rss == 0) {
+        slot->rss_start = *rss;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/* in the master, at each configuration read; its first is nginx's start */
+
+void
+ngx_http_malloc_board_master_rss(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_rss_t *rss)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    /* the zone lives as long as this master: a binary upgrade starts anew */
+
+    if (shm->sh->master.pid == 0) {
+        shm->sh->master.rss_start = *rss;
+    }
+
+    /* before the daemon's fork at the start: the readers ask getppid() */
+    shm->sh->master.pid = ngx_pid;
+    shm->sh->master.rss = *rss;
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/*
+ * The master's memory and the zones of the generation (zones may be
+ * NULL); the count of zones.  master->pid 0: nothing recorded.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_master(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_master_t *master, ngx_http_malloc_zone_t *zones)
+{
+    ngx_uint_t              n;
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    if (master != NULL) {
+        *master = shm->sh->master;
+    }
+
+    n = shm->sh->nzones;
+
+    if (zones != NULL) {
+        ngx_memcpy(zones, shm->sh->zones, n * sizeof(ngx_http_malloc_zone_t));
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return n;
 }
 
 

@@ -17,6 +17,7 @@
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_rss.h"
 
 
 /* a worker whose figures are older than this shows as stale */
@@ -84,10 +85,31 @@ typedef struct {
     ngx_uint_t                  prof_active;
     ngx_uint_t                  lg_sample;
     ngx_http_malloc_je_stats_t  stats;
+    ngx_http_malloc_rss_t       rss;        /* rss.rss 0: none yet */
+    ngx_http_malloc_rss_t       rss_start;  /* its first, as it started */
     ngx_uint_t                  answered;   /* has seen the command */
     ngx_http_malloc_result_t    result;     /* its result; result.seq not
                                                the command's: none */
 } ngx_http_malloc_worker_t;
+
+
+/* longest name of a shared zone kept, as its mapping is told apart */
+#define NGX_HTTP_MALLOC_ZONE_NAME    63
+
+
+/* a shared zone of the current generation, as its master made it */
+typedef struct {
+    u_char                      name[NGX_HTTP_MALLOC_ZONE_NAME + 1];
+    size_t                      size;
+} ngx_http_malloc_zone_t;
+
+
+/* the master's memory, as it read at the last configuration read */
+typedef struct {
+    ngx_pid_t                   pid;        /* 0: none recorded */
+    ngx_http_malloc_rss_t       rss;
+    ngx_http_malloc_rss_t       rss_start;  /* at nginx's start */
+} ngx_http_malloc_master_t;
 
 
 /* the generations kept, one per cycle: a reload makes a new one */
@@ -151,6 +173,8 @@ void ngx_http_malloc_board_publish(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t prof_active, ngx_uint_t lg_sample,
     ngx_http_malloc_je_stats_t *stats);
 ngx_int_t ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf);
+void ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_rss_t *rss);
 ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
@@ -180,6 +204,14 @@ void ngx_http_malloc_board_record(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_gen_t *gen);
 ngx_uint_t ngx_http_malloc_board_generations(
     ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_gen_t *gens);
+
+/* the shared zones and the master's memory */
+ngx_uint_t ngx_http_malloc_board_ranges(ngx_cycle_t *cycle,
+    ngx_http_malloc_rss_range_t *ranges, ngx_http_malloc_zone_t *zones);
+void ngx_http_malloc_board_master_rss(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_rss_t *rss);
+ngx_uint_t ngx_http_malloc_board_master(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_master_t *master, ngx_http_malloc_zone_t *zones);
 
 /* the snapshot schedule */
 ngx_uint_t ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf,

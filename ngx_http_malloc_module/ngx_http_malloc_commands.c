@@ -48,12 +48,13 @@ ngx_int_t
 ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    json_t                           *json, *workers;
+    json_t                           *json, *workers, *head;
     ngx_msec_t                        left;
-    ngx_uint_t                        i, n;
+    ngx_uint_t                        i, n, nzones;
     ngx_http_malloc_worker_t         *w;
     ngx_http_malloc_loc_conf_t       *mlcf;
     ngx_http_malloc_main_conf_t      *mmcf;
+    ngx_http_malloc_zone_t            zones[NGX_HTTP_MALLOC_RSS_ZONES];
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
@@ -92,12 +93,25 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                         left ? json_integer((json_int_t) (left + 999) / 1000)
                              : json_null());
 
+    nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
+
     for (i = 0; i < n; i++) {
-        json_array_append_new(workers,
-                              ngx_http_malloc_worker_head(&w[i], 1));
+        head = ngx_http_malloc_worker_head(&w[i], 1);
+
+        if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+            /* its memory, in a sentence where it grew outside malloc */
+            ngx_http_malloc_worker_rss(head, &w[i], zones, nzones, 0);
+        }
+
+        json_array_append_new(workers, head);
     }
 
     json_object_set_new(json, "workers", workers);
+
+    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+        json_object_set_new(json, "master",
+                            ngx_http_malloc_master_json(mmcf, 0));
+    }
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
         return ngx_http_malloc_unusable(r, json);

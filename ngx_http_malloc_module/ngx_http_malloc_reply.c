@@ -5,7 +5,7 @@
  * endpoints: below it only the board, whose copies it reads.
  *
  * Owns: the JSON of answers.  Calls: board (copies and the desired
- * state), and the pure core (jemalloc, path, dump).
+ * state), and the pure core (jemalloc, path, dump, rss).
  */
 
 
@@ -655,4 +655,207 @@ ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
     out.next = NULL;
 
     return ngx_http_output_filter(r, &out);
+}
+
+
+/*
+ * The parts of a process's RSS, as the kernel counts it: they add up to
+ * "rss", the shared zones' resident bytes included.  Zone names are made
+ * printable ASCII: jansson takes only UTF-8, nginx takes any bytes.
+ */
+
+json_t *
+ngx_http_malloc_rss_json(ngx_http_malloc_rss_t *rss,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones)
+{
+    int         k;
+    json_t     *parts, *list;
+    ngx_uint_t  i, j, n;
+    u_char      name[NGX_HTTP_MALLOC_ZONE_NAME + 1];
+
+    parts = json_object();
+    list = json_array();
+
+    if (parts == NULL || list == NULL) {
+        json_decref(parts);
+        json_decref(list);
+        return NULL;
+    }
+
+    n = ngx_min((ngx_uint_t) rss->nzones, nzones);
+
+    for (i = 0; i < n; i++) {
+        for (j = 0; zones[i].name[j] != '\0'; j++) {
+            name[j] = (zones[i].name[j] >= 0x20 && zones[i].name[j] < 0x7f)
+                      ? zones[i].name[j] : '?';
+        }
+
+        name[j] = '\0';
+
+        json_array_append_new(list,
+                              json_pack("{s:s, s:I, s:I}",
+                                        "name", (char *) name,
+                                        "size", (json_int_t) zones[i].size,
+                                        "resident",
+                                        (json_int_t) rss->zone[i]));
+    }
+
+    for (k = 0; k < NGX_HTTP_MALLOC_RSS_PARTS; k++) {
+        json_object_set_new(parts, ngx_http_malloc_rss_part_name(k),
+                            (k == NGX_HTTP_MALLOC_RSS_SHARED_ZONES)
+                            ? json_incref(list)
+                            : json_integer((json_int_t)
+                                           ngx_http_malloc_rss_part(rss, k)));
+    }
+
+    json_decref(list);
+
+    return parts;
+}
+
+
+/*
+ * Null, or what says that RSS grew outside the allocator since "from":
+ * the sentence, the two growths and the parts that grew most.  Zones are
+ * named one by one when both readings have the same ("zones" set).
+ */
+
+json_t *
+ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
+    ngx_http_malloc_rss_t *to, const char *since,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones)
+{
+    json_t                      *j, *list, *g;
+    ngx_uint_t                   i, n;
+    json_int_t                   before, after;
+    const char                  *names[NGX_HTTP_MALLOC_RSS_ZONES];
+    ngx_http_malloc_rss_grew_t   grew[NGX_HTTP_MALLOC_RSS_GREW];
+    char                         text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
+
+    if (from->rss == 0 || to->rss == 0) {
+        return json_null();
+    }
+
+    nzones = ngx_min(nzones, NGX_HTTP_MALLOC_RSS_ZONES);
+
+    for (i = 0; i < nzones; i++) {
+        names[i] = (const char *) zones[i].name;
+    }
+
+    n = ngx_http_malloc_rss_outside(from, to, zones != NULL, grew);
+
+    if (n == 0
+        || ngx_http_malloc_rss_sentence(from, to, since,
+                                        zones != NULL ? names : NULL, text)
+           == 0)
+    {
+        return json_null();
+    }
+
+    list = json_array();
+    if (list == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < n; i++) {
+        g = json_pack("{s:s, s:I}",
+                      "part", ngx_http_malloc_rss_part_name(grew[i].part),
+                      "bytes", (json_int_t) grew[i].bytes);
+
+        if (g != NULL && grew[i].zone >= 0
+            && (ngx_uint_t) grew[i].zone < nzones)
+        {
+            json_object_set_new(g, "zone", json_string(names[grew[i].zone]));
+        }
+
+        json_array_append_new(list, g);
+    }
+
+    before = (json_int_t) (from->allocated + from->allocator_overhead);
+    after = (json_int_t) (to->allocated + to->allocator_overhead);
+
+    j = json_pack("{s:s, s:I, s:I, s:o}",
+                  "text", text,
+                  "rss_growth", (json_int_t) (to->rss - from->rss),
+                  "allocator_growth", after - before,
+                  "grew", list);
+
+    return j;
+}
+
+
+/*
+ * A worker's memory from smaps, all of it (the allocator's is a part):
+ * rss, rss_start, with "parts" rss_parts, and outside_malloc.
+ */
+
+void
+ngx_http_malloc_worker_rss(json_t *j, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones, ngx_uint_t parts)
+{
+    if (j == NULL || w->pid == 0 || w->rss.rss == 0) {
+        return;
+    }
+
+    json_object_set_new(j, "rss", json_integer((json_int_t) w->rss.rss));
+    json_object_set_new(j, "rss_start",
+                        json_integer((json_int_t) w->rss_start.rss));
+
+    if (parts) {
+        json_object_set_new(j, "rss_parts",
+                            ngx_http_malloc_rss_json(&w->rss, zones, nzones));
+    }
+
+    json_object_set_new(j, "outside_malloc",
+                        ngx_http_malloc_outside_json(&w->rss_start, &w->rss,
+                                                     "the worker started",
+                                                     zones, nzones));
+}
+
+
+/*
+ * The master's memory as it was after the last configuration read, and
+ * its growth since nginx started; null before any.  Its zones may have
+ * changed since then: they are compared together.
+ */
+
+json_t *
+ngx_http_malloc_master_json(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t parts)
+{
+    json_t                    *j;
+    ngx_uint_t                 nzones;
+    ngx_http_malloc_master_t   m;
+    ngx_http_malloc_zone_t     zones[NGX_HTTP_MALLOC_RSS_ZONES];
+
+    nzones = ngx_http_malloc_board_master(mmcf, &m, zones);
+
+    if (m.pid == 0 || m.rss.rss == 0) {
+        return json_null();
+    }
+
+    j = json_object();
+    if (j == NULL) {
+        return NULL;
+    }
+
+    /* a worker's parent; the master's own pid changed as it daemonized */
+    json_object_set_new(j, "pid", json_integer(ngx_process
+                                               == NGX_PROCESS_WORKER
+                                               ? getppid() : ngx_pid));
+    json_object_set_new(j, "rss", json_integer((json_int_t) m.rss.rss));
+    json_object_set_new(j, "rss_start",
+                        json_integer((json_int_t) m.rss_start.rss));
+
+    if (parts) {
+        json_object_set_new(j, "rss_parts",
+                            ngx_http_malloc_rss_json(&m.rss, zones, nzones));
+    }
+
+    json_object_set_new(j, "outside_malloc",
+                        ngx_http_malloc_outside_json(&m.rss_start, &m.rss,
+                                                     "nginx started", NULL,
+                                                     0));
+
+    return j;
 }

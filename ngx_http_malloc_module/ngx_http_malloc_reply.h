@@ -36,5 +36,16 @@ json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,
 ngx_int_t ngx_http_malloc_results(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 
+/* a process's memory: rss_parts, and its growth outside malloc or null */
+json_t *ngx_http_malloc_rss_json(ngx_http_malloc_rss_t *rss,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+json_t *ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
+    ngx_http_malloc_rss_t *to, const char *since,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+void ngx_http_malloc_worker_rss(json_t *j, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones, ngx_uint_t parts);
+json_t *ngx_http_malloc_master_json(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t parts);
+
 
 #endif /* _NGX_HTTP_MALLOC_REPLY_H_INCLUDED_ */

@@ -9,7 +9,7 @@
  * removed.
  *
  * Owns: the figures' names and help texts.  Calls: wait, reply, board,
- * and the pure core (path, jemalloc).
+ * and the pure core (path, jemalloc, rss).
  */
 
 
@@ -26,6 +26,7 @@
 #include "ngx_http_malloc_stats.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_rss.h"
 
 
 typedef struct {
@@ -38,7 +39,11 @@ typedef struct {
 static ngx_int_t ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+static u_char *ngx_http_malloc_stats_rss(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_main_conf_t *mmcf);
 static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
 static u_char *ngx_http_malloc_stats_series(u_char *p, u_char *last,
@@ -121,13 +126,16 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     size_t                       *value;
     json_t                        *json, *workers, *totals;
     ngx_uint_t                     i, k, n, stale;
+    ngx_uint_t                     nzones;
     ngx_http_malloc_worker_t      *w;
     ngx_http_malloc_main_conf_t   *mmcf;
     size_t                         sums[6];
+    ngx_http_malloc_zone_t         zones[NGX_HTTP_MALLOC_RSS_ZONES];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
 
     json = json_object();
     workers = json_array();
@@ -145,7 +153,8 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 
     for (i = 0; i < n; i++) {
         json_array_append_new(workers,
-                              ngx_http_malloc_stats_worker(r, ctx, &w[i]));
+                              ngx_http_malloc_stats_worker(r, ctx, &w[i],
+                                                           zones, nzones));
 
         if (w[i].stale) {
             /* the totals are of fresh figures only, as the metrics */
@@ -172,6 +181,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
                         json_integer((json_int_t) stale));
     json_object_set_new(json, "totals", totals);
     json_object_set_new(json, "workers", workers);
+    json_object_set_new(json, "master", ngx_http_malloc_master_json(mmcf, 1));
 
     return ngx_http_malloc_send_json(r, NGX_HTTP_OK, json);
 }
@@ -179,7 +189,8 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 
 static json_t *
 ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones)
 {
     json_t      *j;
     size_t      *value;
@@ -202,6 +213,8 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
         json_object_set_new(j, ngx_http_malloc_figures[k].name,
                             json_integer((json_int_t) *value));
     }
+
+    ngx_http_malloc_worker_rss(j, w, zones, nzones, 1);
 
     if (ctx->seq != 0) {
         json_object_set_new(j, "detail",
@@ -284,7 +297,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    size = 4096 + n * 1024;
+    size = 4096 + n * 2048;
 
     buf = ngx_pnalloc(r->pool, size);
     if (buf == NULL) {
@@ -352,6 +365,8 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                                          !w[i].stale);
     }
 
+    p = ngx_http_malloc_stats_rss(p, last, w, n, mmcf);
+
     /* the master: its heap as the current generation began, and reloads */
 
     if (ngx_http_malloc_board_generations(mmcf, gens) > 0) {
@@ -371,6 +386,58 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     return ngx_http_malloc_send_data(r,
                                      "text/plain; version=0.0.4; "
                                      "charset=utf-8", NULL, buf, p - buf);
+}
+
+
+/* the parts of RSS, a series per part, of each worker and of the master */
+
+static u_char *
+ngx_http_malloc_stats_rss(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    int                        k;
+    ngx_uint_t                 i;
+    ngx_http_malloc_master_t   m;
+
+    p = ngx_slprintf(p, last,
+                     "# HELP nginx_malloc_rss_bytes Resident memory of the "
+                     "worker (from /proc/self/smaps), in parts that add up "
+                     "to it.\n"
+                     "# TYPE nginx_malloc_rss_bytes gauge\n");
+
+    for (i = 0; i < n; i++) {
+        if (w[i].stale || w[i].rss.rss == 0) {
+            continue;
+        }
+
+        for (k = 0; k < NGX_HTTP_MALLOC_RSS_PARTS; k++) {
+            p = ngx_slprintf(p, last, "nginx_malloc_rss_bytes{worker=\"%ui\","
+                             "pid=\"%P\",part=\"%s\"} %uL\n", w[i].worker,
+                             w[i].pid, ngx_http_malloc_rss_part_name(k),
+                             ngx_http_malloc_rss_part(&w[i].rss, k));
+        }
+    }
+
+    (void) ngx_http_malloc_board_master(mmcf, &m, NULL);
+
+    if (m.pid == 0 || m.rss.rss == 0) {
+        return p;
+    }
+
+    p = ngx_slprintf(p, last,
+                     "# HELP nginx_malloc_master_rss_bytes Resident memory "
+                     "of the master after the last configuration read, in "
+                     "parts that add up to it.\n"
+                     "# TYPE nginx_malloc_master_rss_bytes gauge\n");
+
+    for (k = 0; k < NGX_HTTP_MALLOC_RSS_PARTS; k++) {
+        p = ngx_slprintf(p, last, "nginx_malloc_master_rss_bytes{part=\"%s\"} "
+                         "%uL\n", ngx_http_malloc_rss_part_name(k),
+                         ngx_http_malloc_rss_part(&m.rss, k));
+    }
+
+    return p;
 }
 
 

@@ -177,8 +177,14 @@ my @master = grep { /^nginx_malloc_(master_allocated_bytes|reloads_total) \d+$/ 
              @$odd;
 is(scalar @master, 2, 'the master\'s allocated bytes and the reloads');
 like("@master", qr/nginx_malloc_reloads_total 0/, 'no reload yet');
+
+# the parts of RSS (t/rss.t checks them): a part label beside the others
+my $RSS = qr/^nginx_malloc_rss_bytes\{worker="\d+",pid="\d+",part="\w+"\} \d+$/;
+my $MASTER_RSS = qr/^nginx_malloc_master_rss_bytes\{part="\w+"\} \d+$/;
+is(scalar(grep { /$RSS/ } @$odd), 7 * 2, 'seven parts of RSS per worker');
+is(scalar(grep { /$MASTER_RSS/ } @$odd), 7, 'seven of the master\'s');
 is(join("\n", grep { !/^nginx_malloc_(master_allocated_bytes|reloads_total) /
-                    } @$odd),
+                      && !/$RSS/ && !/$MASTER_RSS/ } @$odd),
    '', 'every other sample is name{worker="N",pid="P"} value');
 is(join(',', sort keys %$m), join(',', sort @SERIES), 'the nine series');
 for my $name (@SERIES) {

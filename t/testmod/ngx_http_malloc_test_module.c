@@ -17,6 +17,12 @@
  *                              at every parse of the configuration and
  *                              never frees them: a module that leaks at
  *                              each reload, by ngx_http_malloc_test_leak()
+ *
+ *     location /t/alloc        ?map=N maps N MiB (private, anonymous)
+ *                              and touches them, outside malloc, as
+ *                              LuaJIT does: kept for the worker's life,
+ *                              by ngx_http_malloc_test_map(); "mapped"
+ *                              in the answer counts them
  */
 
 
@@ -26,6 +32,7 @@
 
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 
 
 typedef int (*ngx_http_malloc_test_mallctl_pt)(const char *name, void *oldp,
@@ -213,6 +220,56 @@ ngx_http_malloc_test_free(void)
 }
 
 
+/* memory outside malloc: ?map=N, for the parts of RSS */
+
+static size_t  ngx_http_malloc_test_mapped_mb;
+
+
+static void ngx_http_malloc_test_maparg(ngx_http_request_t *r);
+void *ngx_http_malloc_test_map(size_t size);
+
+
+static void
+ngx_http_malloc_test_maparg(ngx_http_request_t *r)
+{
+    ngx_int_t  mb;
+    ngx_str_t  arg;
+
+    if (ngx_http_arg(r, (u_char *) "map", 3, &arg) != NGX_OK) {
+        return;
+    }
+
+    mb = ngx_atoi(arg.data, arg.len);
+
+    if (mb > 0 && mb <= 4096
+        && ngx_http_malloc_test_map((size_t) mb * 1024 * 1024) != NULL)
+    {
+        ngx_http_malloc_test_mapped_mb += mb;
+    }
+}
+
+
+/* exported and never inlined, as ngx_http_malloc_test_hold() */
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_map(size_t size)
+{
+    void  *p;
+
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+
+    /* touched: resident, as another allocator's memory in use is */
+    ngx_memset(p, 0x5a, size);
+
+    return p;
+}
+
+
 static ngx_int_t
 ngx_http_malloc_test_handler(ngx_http_request_t *r)
 {
@@ -228,6 +285,8 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
     if (rc != NGX_OK) {
         return rc;
     }
+
+    ngx_http_malloc_test_maparg(r);
 
     if (ngx_http_arg(r, (u_char *) "free", 4, &arg) == NGX_OK) {
         ngx_http_malloc_test_free();
@@ -277,17 +336,18 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
         }
     }
 
-    b = ngx_create_temp_buf(r->pool, 128);
+    b = ngx_create_temp_buf(r->pool, 256);
     if (b == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     b->last = ngx_sprintf(b->last,
                           "{\"pid\": %P, \"prof_active\": %s, \"kept\": %uz, "
-                          "\"blocks\": %uz}\n",
+                          "\"blocks\": %uz, \"mapped\": %uz}\n",
                           ngx_pid, active ? "true" : "false",
                           ngx_http_malloc_test_kept_mb,
-                          ngx_http_malloc_test_nblocks);
+                          ngx_http_malloc_test_nblocks,
+                          ngx_http_malloc_test_mapped_mb);
     b->last_buf = 1;
 
     r->headers_out.status = NGX_HTTP_OK;

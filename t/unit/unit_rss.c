@@ -1,0 +1,516 @@
+
+/*
+ * Unit tests for the parts of RSS (ngx_http_malloc_rss.c): synthetic
+ * smaps text, as Linux 6 writes it, fed whole, byte by byte and cut
+ * anywhere; hostile input (cut lines, huge numbers, nonsense) must
+ * saturate and never overflow.  Every buffer handed to the code under
+ * test is allocated to its exact size, so that ASan reports any read past
+ * the end.
+ */
+
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "ngx_http_malloc_rss.h"
+
+
+#define KB    1024ULL
+#define MB    (1024ULL * 1024)
+
+
+/* a mapping of smaps: its header, its Rss in kB, and the fields around */
+#define MAP(range, perms, path, rss)                                          \
+    range " " perms " 00000000 00:00 0          " path "\n"                   \
+    "Size:              10240 kB\n"                                        \
+    "KernelPageSize:        4 kB\n"                                        \
+    "Rss:      " rss " kB\n"                                               \
+    "Pss:      " rss " kB\n"                                               \
+    "Anonymous:             0 kB\n"                                        \
+    "THPeligible:           0\n"                                           \
+    "VmFlags: rd wr mr mw me ac \n"
+
+
+/* a worker: code, data, jemalloc's memory, two zones, the event shm */
+static const char  *worker_smaps =
+    MAP("5613406d8000-5613406fb000", "r--p", "/usr/sbin/nginx", "140")
+    MAP("5613406fb000-5613407bb000", "r-xp", "/usr/sbin/nginx", "340")
+    MAP("5613407f5000-56134080d000", "rw-p", "/usr/sbin/nginx", "96")
+    MAP("56134080d000-56134082c000", "rw-p", "", "20")
+    MAP("561341000000-561341200000", "rw-p", "[heap]", "8")
+    MAP("7f79fd400000-7f79fd500000", "rw-p", "", "700")
+    MAP("7f79fd600000-7f79fe000000", "rw-s", "/dev/zero (deleted)", "12")
+    MAP("7f79fe000000-7f79fe800000", "rw-p", "", "916")
+    MAP("7f79fea9b000-7f79feb3e000", "rw-s", "/dev/zero (deleted)", "64")
+    MAP("7f79feb3e000-7f79feb4e000", "r--p",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6", "64")
+    MAP("7f79ff819000-7f79ff81a000", "rw-s", "/dev/zero (deleted)", "4")
+    MAP("7f79ff81c000-7f79ff820000", "r--p", "[vvar]", "0")
+    MAP("7f79ff822000-7f79ff824000", "r-xp", "[vdso]", "8")
+    MAP("7f79ff830000-7f79ff840000", "rw-s", "/var/cache/x.db", "16")
+    MAP("7f79ff840000-7f79ff850000", "rw-p", "[anon:lua]", "32")
+    MAP("7ffe3a83b000-7ffe3a85c000", "rw-p", "[stack]", "132")
+    MAP("ffffffffff600000-ffffffffff601000", "--xp", "[vsyscall]", "0");
+
+/* the worker's zones: the 10m one, the board */
+static const ngx_http_malloc_rss_range_t  worker_zones[] = {
+    { 0x7f79fd600000, 10 * MB },
+    { 0x7f79fea9b000, 0xa3000 }
+};
+
+
+static void feed_cut(const char *text, size_t cut,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_rss_t *out);
+static uint64_t sum_parts(const ngx_http_malloc_rss_t *r);
+static void test_worker(void);
+static void test_pieces(void);
+static void test_clamp(void);
+static void test_hostile(void);
+static void test_huge(void);
+static void test_read(void);
+static void test_outside(void);
+static void test_sentence(void);
+
+
+/* fed in two pieces cut at "cut" (0: whole), each an exact copy */
+
+static void
+feed_cut(const char *text, size_t cut,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_rss_t *out)
+{
+    char                          *a, *b;
+    size_t                         len;
+    ngx_http_malloc_rss_parser_t   p;
+
+    len = strlen(text);
+
+    if (cut > len) {
+        cut = len;
+    }
+
+    a = malloc(cut + 1);
+    b = malloc(len - cut + 1);
+    memcpy(a, text, cut);
+    memcpy(b, text + cut, len - cut);
+
+    ngx_http_malloc_rss_init(&p, ranges, nranges);
+    ngx_http_malloc_rss_feed(&p, a, cut);
+    ngx_http_malloc_rss_feed(&p, b, len - cut);
+    ngx_http_malloc_rss_done(&p, je, out);
+
+    free(a);
+    free(b);
+}
+
+
+static uint64_t
+sum_parts(const ngx_http_malloc_rss_t *r)
+{
+    int       k;
+    uint64_t  sum;
+
+    sum = 0;
+
+    for (k = 0; k < NGX_HTTP_MALLOC_RSS_PARTS; k++) {
+        sum += ngx_http_malloc_rss_part(r, k);
+    }
+
+    return sum;
+}
+
+
+static void
+test_worker(void)
+{
+    ngx_http_malloc_rss_t       r;
+    ngx_http_malloc_je_stats_t  je;
+
+    memset(&je, 0, sizeof(je));
+    je.allocated = 1200 * KB;
+    je.resident = 1500 * KB;
+
+    feed_cut(worker_smaps, 0, worker_zones, 2, &je, &r);
+
+    is_int((long) r.mappings, 17, "worker: 17 mappings");
+    is_int((long) r.flawed, 0, "worker: no flawed line");
+    is_int((long) r.rss, (long) (2552 * KB), "worker: rss is every Rss");
+    is_int((long) sum_parts(&r), (long) r.rss, "worker: the parts add up");
+    is_int((long) r.nzones, 2, "worker: two zones");
+    is_int((long) r.zone[0], (long) (12 * KB), "zone 0: its 12 kB");
+    is_int((long) r.zone[1], (long) (64 * KB), "zone 1: the board's 64 kB");
+    is_int((long) r.shared_zones, (long) (76 * KB), "shared_zones: both");
+    is_int((long) r.other_shared, (long) (4 * KB),
+           "other_shared: the unnamed /dev/zero (deleted), the event shm");
+    is_int((long) r.stack, (long) (132 * KB), "stack: [stack]");
+    is_int((long) r.file, (long) (140 + 340 + 96 + 64 + 8 + 16) * KB,
+           "file: code, data, a shared file, [vdso]");
+    is_int((long) r.allocated, (long) (1200 * KB), "allocated: jemalloc's");
+    is_int((long) r.allocator_overhead, (long) (300 * KB),
+           "allocator_overhead: resident minus allocated");
+    /* anonymous: 20 + 8 + 700 + 916 + 32 */
+    is_int((long) r.other_anonymous, (long) ((1676 - 1500) * KB),
+           "other_anonymous: the anonymous Rss that is not jemalloc's");
+
+    feed_cut(worker_smaps, 0, NULL, 0, &je, &r);
+    is_int((long) r.shared_zones, 0, "no ranges: no zone");
+    is_int((long) r.other_shared, (long) (80 * KB),
+           "no ranges: every shared anonymous mapping in other_shared");
+    is_int((long) sum_parts(&r), (long) r.rss, "no ranges: parts add up");
+
+    feed_cut(worker_smaps, 0, worker_zones, 2, NULL, &r);
+    is_int((long) r.allocated + (long) r.allocator_overhead, 0,
+           "no jemalloc figures: nothing is the allocator's");
+    is_int((long) r.other_anonymous, (long) (1676 * KB),
+           "no jemalloc figures: all anonymous is other");
+}
+
+
+static void
+test_pieces(void)
+{
+    size_t                         i, len, bad;
+    ngx_http_malloc_rss_t          whole, r;
+    ngx_http_malloc_rss_parser_t   p;
+    ngx_http_malloc_je_stats_t     je;
+    char                           c;
+
+    memset(&je, 0, sizeof(je));
+    je.allocated = 1000 * KB;
+    je.resident = 1400 * KB;
+
+    feed_cut(worker_smaps, 0, worker_zones, 2, &je, &whole);
+
+    len = strlen(worker_smaps);
+    bad = 0;
+
+    for (i = 1; i < len; i += 7) {
+        feed_cut(worker_smaps, i, worker_zones, 2, &je, &r);
+        bad += (memcmp(&r, &whole, sizeof(r)) != 0);
+    }
+
+    is_int((long) bad, 0, "cut anywhere: the same parts");
+
+    ngx_http_malloc_rss_init(&p, worker_zones, 2);
+
+    for (i = 0; i < len; i++) {
+        c = worker_smaps[i];
+        ngx_http_malloc_rss_feed(&p, &c, 1);
+    }
+
+    ngx_http_malloc_rss_done(&p, &je, &r);
+    ok(memcmp(&r, &whole, sizeof(r)) == 0, "byte by byte: the same parts");
+
+    /* no newline at the end: the last line still counts */
+    feed_cut(MAP("1000-2000", "rw-p", "", "4") "Rss: 8 kB", 0, NULL, 0,
+             NULL, &r);
+    is_int((long) r.rss, (long) (12 * KB),
+           "a last line without a newline counts");
+}
+
+
+/*
+ * jemalloc's resident counts untouched pages of its extents: above what
+ * the kernel holds, it is clamped, and the parts still add up to Rss.
+ */
+
+static void
+test_clamp(void)
+{
+    ngx_http_malloc_rss_t       r;
+    ngx_http_malloc_je_stats_t  je;
+
+    memset(&je, 0, sizeof(je));
+    je.allocated = 900 * MB;
+    je.resident = 1000 * MB;
+
+    feed_cut(worker_smaps, 0, worker_zones, 2, &je, &r);
+
+    is_int((long) (r.allocated + r.allocator_overhead), (long) (1676 * KB),
+           "clamp: the allocator's share is at most the anonymous Rss");
+    is_int((long) r.allocator_overhead, 0,
+           "clamp: allocated fills it, no overhead left");
+    is_int((long) r.other_anonymous, 0, "clamp: no other anonymous");
+    is_int((long) sum_parts(&r), (long) r.rss, "clamp: the parts add up");
+
+    je.allocated = 2000 * MB;
+    je.resident = 100 * KB;
+    feed_cut(worker_smaps, 0, worker_zones, 2, &je, &r);
+    is_int((long) r.allocated, (long) (100 * KB),
+           "allocated above resident: clamped to resident");
+    is_int((long) sum_parts(&r), (long) r.rss,
+           "allocated above resident: the parts add up");
+}
+
+
+static void
+test_hostile(void)
+{
+    ngx_http_malloc_rss_t  r;
+    char                   big[2000];
+
+    feed_cut("Rss: 100 kB\n", 0, NULL, 0, NULL, &r);
+    is_int((long) r.rss, 0, "Rss before any mapping: not counted");
+    is_int((long) r.flawed, 1, "and flawed");
+
+    feed_cut("1000-\nRss: 4 kB\n", 0, NULL, 0, NULL, &r);
+    is_int((long) r.rss, 0, "a cut header: its Rss is not counted");
+    is_int((long) r.flawed, 2, "two flawed lines");
+
+    feed_cut("2000-1000 rw-p 0 00:00 0\nRss: 4 kB\n", 0, NULL, 0, NULL, &r);
+    is_int((long) r.rss, 0, "end before start: not a mapping");
+
+    feed_cut("1000-2000 rw-x 0 00:00 0\nRss: 4 kB\n", 0, NULL, 0, NULL,
+             &r);
+    is_int((long) r.rss, 0, "no p or s: not a mapping");
+
+    feed_cut("1000-2000 rw-p 0\nRss: 4 kB\n", 0, NULL, 0, NULL, &r);
+    is_int((long) r.rss, 0, "missing fields: not a mapping");
+
+    feed_cut("11111111111111111-2000 rw-p 0 00:00 0\nRss: 4 kB\n", 0, NULL,
+             0, NULL, &r);
+    is_int((long) r.rss, 0, "17 hex digits: not an address");
+
+    feed_cut("1000-2000 rw-p 0 00:00 0\nRss: -4 kB\nRss:\nRss: x\n", 0,
+             NULL, 0, NULL, &r);
+    is_int((long) r.rss, 0, "Rss that is no number: not counted");
+    is_int((long) r.flawed, 3, "each flawed");
+
+    feed_cut(MAP("1000-2000", "rw-p", "", "4") "\n\n\0garbage\n", 0, NULL,
+             0, NULL, &r);
+    is_int((long) r.rss, (long) (4 * KB), "empty lines and garbage: ignored");
+
+    /* a path far longer than the line buffer */
+    memset(big, 'x', sizeof(big));
+    memcpy(big, "1000-2000 rw-s 0 00:00 0 /dev/zero", 34);
+    memcpy(big + sizeof(big) - 13, "\nRss: 8 kB\n", 12);
+    feed_cut(big, 700, NULL, 0, NULL, &r);
+    is_int((long) r.other_shared, (long) (8 * KB),
+           "an overlong line: its start tells the kind");
+    is_int((long) r.mappings, 1, "and it is one mapping");
+}
+
+
+static void
+test_huge(void)
+{
+    int                            i;
+    ngx_http_malloc_rss_t          r;
+    ngx_http_malloc_rss_parser_t   p;
+    ngx_http_malloc_je_stats_t     je;
+    static const char              huge[] =
+        "1000-2000 rw-p 0 00:00 0\n"
+        "Rss: 99999999999999999999999999999999 kB\n";
+    static const char              zone[] =
+        "7000-8000 rw-s 0 00:01 1 /dev/zero (deleted)\n"
+        "Rss: 18446744073709551615 kB\n";
+    static const ngx_http_malloc_rss_range_t  end[] = {
+        { UINTPTR_MAX - 10, 100 },
+        { 0x7000, 0x1000 }
+    };
+
+    feed_cut(huge, 0, NULL, 0, NULL, &r);
+    ok(r.rss == NGX_HTTP_MALLOC_RSS_MAX, "a huge Rss saturates");
+    ok(r.other_anonymous == NGX_HTTP_MALLOC_RSS_MAX,
+       "and so does its part");
+
+    ngx_http_malloc_rss_init(&p, end, 2);
+
+    for (i = 0; i < 5; i++) {
+        ngx_http_malloc_rss_feed(&p, huge, sizeof(huge) - 1);
+        ngx_http_malloc_rss_feed(&p, zone, sizeof(zone) - 1);
+    }
+
+    memset(&je, 0xff, sizeof(je));
+    ngx_http_malloc_rss_done(&p, &je, &r);
+
+    ok(r.rss == NGX_HTTP_MALLOC_RSS_MAX, "sums of huge figures saturate");
+    ok(r.zone[1] == NGX_HTTP_MALLOC_RSS_MAX
+       && r.shared_zones == NGX_HTTP_MALLOC_RSS_MAX,
+       "a zone's too (and a range that wraps is harmless)");
+    ok(r.allocated == NGX_HTTP_MALLOC_RSS_MAX
+       && r.allocator_overhead == 0 && r.other_anonymous == 0,
+       "jemalloc's figures of SIZE_MAX are clamped");
+    ok(r.zone[0] == 0, "the wrapping range matches nothing here");
+
+    ngx_http_malloc_rss_init(&p, end, 1000);
+    is_int((long) p.nranges, NGX_HTTP_MALLOC_RSS_ZONES,
+           "more ranges than zones: the first are told apart");
+}
+
+
+static void
+test_read(void)
+{
+    int                         fds[2];
+    size_t                      len;
+    ngx_http_malloc_rss_t       r, whole;
+    ngx_http_malloc_je_stats_t  je;
+
+    memset(&je, 0, sizeof(je));
+    je.allocated = 1000 * KB;
+    je.resident = 1400 * KB;
+
+    feed_cut(worker_smaps, 0, worker_zones, 2, &je, &whole);
+
+    len = strlen(worker_smaps);
+
+    if (pipe(fds) != 0 || (size_t) write(fds[1], worker_smaps, len) != len) {
+        ok(0, "pipe");
+        return;
+    }
+
+    close(fds[1]);
+
+    is_int(ngx_http_malloc_rss_read(fds[0], worker_zones, 2, &je, &r), 0,
+           "read: returns 0");
+    ok(memcmp(&r, &whole, sizeof(r)) == 0, "read: the same parts");
+    close(fds[0]);
+
+    is_int(ngx_http_malloc_rss_read(-1, NULL, 0, NULL, &r), EBADF,
+           "read: a bad fd gives its errno");
+
+    /* this very process, as the kernel writes it */
+    fds[0] = open("/proc/self/smaps", O_RDONLY);
+    is_int(ngx_http_malloc_rss_read(fds[0], NULL, 0, &je, &r), 0,
+           "read: /proc/self/smaps");
+    ok(r.mappings > 10 && r.flawed == 0 && r.rss > 1 * MB && r.stack > 0
+       && r.file > 0, "read: a real smaps makes sense (%u mappings)",
+       (unsigned) r.mappings);
+    is_int((long) sum_parts(&r), (long) r.rss, "read: the parts add up");
+    close(fds[0]);
+}
+
+
+static void
+test_outside(void)
+{
+    size_t                       n;
+    ngx_http_malloc_rss_t        from, to;
+    ngx_http_malloc_rss_grew_t   grew[NGX_HTTP_MALLOC_RSS_GREW];
+
+    memset(&from, 0, sizeof(from));
+    from.rss = 20 * MB;
+    from.allocated = 5 * MB;
+    from.allocator_overhead = 2 * MB;
+    from.file = 8 * MB;
+    from.other_anonymous = 5 * MB;
+    from.nzones = 2;
+
+    to = from;
+    to.rss += 31 * MB;
+    to.other_anonymous += 31 * MB;
+    is_int((long) ngx_http_malloc_rss_outside(&from, &to, 1, grew), 0,
+           "31 MiB of growth: under the rule's 32");
+
+    to.rss += 1 * MB;
+    to.other_anonymous += 1 * MB;
+    n = ngx_http_malloc_rss_outside(&from, &to, 1, grew);
+    is_int((long) n, 1, "32 MiB outside malloc: one part grew");
+    is_int(grew[0].part, NGX_HTTP_MALLOC_RSS_OTHER_ANONYMOUS,
+           "other_anonymous");
+    is_int((long) grew[0].bytes, (long) (32 * MB), "by 32 MiB");
+
+    to.allocated += 16 * MB;
+    to.rss += 16 * MB;
+    n = ngx_http_malloc_rss_outside(&from, &to, 1, grew);
+    is_int((long) n, 1, "48 MiB, 16 of it the allocator's: still outside");
+
+    to.allocated += 16 * MB;
+    to.rss += 16 * MB;
+    is_int((long) ngx_http_malloc_rss_outside(&from, &to, 1, grew), 0,
+           "half of it or more the allocator's: not outside");
+
+    to = from;
+    to.rss = from.rss + 100 * MB;
+    to.allocated = 0;
+    to.allocator_overhead = 0;
+    to.zone[1] = 40 * MB;
+    to.shared_zones = 40 * MB;
+    to.file = from.file + 10 * MB;
+    to.stack = 1 * MB;
+    to.other_shared = 2 * MB;
+    to.other_anonymous = from.other_anonymous + 54 * MB;
+    n = ngx_http_malloc_rss_outside(&from, &to, 1, grew);
+    is_int((long) n, 3, "the three biggest parts");
+    ok(grew[0].part == NGX_HTTP_MALLOC_RSS_OTHER_ANONYMOUS
+       && grew[1].part == NGX_HTTP_MALLOC_RSS_SHARED_ZONES
+       && grew[1].zone == 1 && grew[2].part == NGX_HTTP_MALLOC_RSS_FILE,
+       "in order: other_anonymous, zone 1, file");
+
+    to.nzones = 3;
+    n = ngx_http_malloc_rss_outside(&from, &to, 1, grew);
+    ok(n == 3 && grew[1].zone == -1,
+       "other zones than before: the zones together");
+
+    is_int((long) ngx_http_malloc_rss_outside(&to, &from, 1, grew), 0,
+           "RSS fell: not outside");
+
+    from.rss = NGX_HTTP_MALLOC_RSS_MAX;
+    from.allocated = NGX_HTTP_MALLOC_RSS_MAX;
+    from.allocator_overhead = NGX_HTTP_MALLOC_RSS_MAX;
+    is_int((long) ngx_http_malloc_rss_outside(&to, &from, 1, grew), 0,
+           "saturated figures: no overflow");
+}
+
+
+static void
+test_sentence(void)
+{
+    size_t                 n;
+    ngx_http_malloc_rss_t  from, to;
+    char                   text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
+    const char            *names[2] = { "one", "li\"mit\n" };
+
+    memset(&from, 0, sizeof(from));
+    from.rss = 20 * MB;
+    from.allocated = 5 * MB;
+    from.nzones = 2;
+
+    to = from;
+    to.rss = 20 * MB + 64 * MB + 5 * MB / 10;
+    to.allocated = 4 * MB;
+    to.other_anonymous = 54 * MB;
+    to.zone[1] = 10 * MB + 5 * MB / 10;
+    to.shared_zones = to.zone[1];
+
+    n = ngx_http_malloc_rss_sentence(&from, &to, "the worker started",
+                                     names, text);
+    ok(n == strlen(text), "sentence: its length");
+    is_str(text,
+           "RSS grew by 64.5 MiB since the worker started while the "
+           "allocator's memory fell by 1.0 MiB: the growth is outside "
+           "malloc, and heap profiles cannot show it. Grew most: "
+           "other_anonymous +54.0 MiB, shared zone \"li?mit?\" +10.5 MiB.",
+           "sentence: in words, a zone by its name, made printable");
+
+    n = ngx_http_malloc_rss_sentence(&from, &to, "nginx started", NULL,
+                                     text);
+    ok(n > 0 && strstr(text, "shared_zones +10.5 MiB") != NULL,
+       "without names: shared_zones together");
+
+    n = ngx_http_malloc_rss_sentence(&from, &from, "x", names, text);
+    ok(n == 0 && text[0] == '\0', "no growth: no sentence");
+}
+
+
+int
+main(void)
+{
+    test_worker();
+    test_pieces();
+    test_clamp();
+    test_hostile();
+    test_huge();
+    test_read();
+    test_outside();
+    test_sentence();
+
+    return done_testing();
+}
