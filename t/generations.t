@@ -19,7 +19,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use Test::More;
-use MallocTest qw(free_port);
+use MallocTest qw(free_port poll_until);
 
 $ENV{HOME} = '/tmp';
 
@@ -47,7 +47,7 @@ my $port = free_port();
 $t->{http} = "malloc_test_leak 4m;\n" . join '', map {
     "server { listen 127.0.0.1:$port; server_name s$_;"
     . " ssl_certificate $p/cert.pem; ssl_certificate_key $p/key.pem; }\n"
-} 1 .. 200;
+} 1 .. ($ENV{TEST_SERVERS} || 200);
 $t->start;
 
 sub generations { $t->get('/malloc/')->{json}{generations} }
@@ -132,6 +132,39 @@ ok($ratio > 0.5 && $ratio < 1.15,
            . 'estimate of %.1f MiB', $cost / $MB, $ratio * 100,
            $s->{master_bytes} / $MB);
 
+$t->no_alerts;
+$t->stop;
+
+# a worker's share: small objects allocated anew at the new interval
+
+$t = MallocTest->new(workers => 1)->start;
+$t->post('/malloc/prof_active', 'true');
+
+sub allocated {
+    my ($above) = @_;
+    my $a;
+    poll_until(5, sub {
+        $a = $t->get('/malloc/stats')->{json}{workers}[0]{allocated};
+        $a > $above;
+    });
+    return $a;
+}
+
+my $base = allocated(0);
+$t->get('/t/alloc?stacks=40000&size=256');
+my $before = allocated($base + 8 * $MB);
+$r = $t->post('/malloc/prof_reset', '{"lg_sample": 14}');
+my $est = $r->{json}{workers}[0]{sampler_bytes};
+$t->get('/t/alloc?free=1');
+$t->get('/t/alloc?stacks=40000&size=256');
+$cost = allocated($before + $est / 2) - $before;
+$ratio = $cost / $est;
+ok($ratio > 0.5 && $ratio < 1.3,
+   sprintf 'a worker grew by %.1f MiB allocating 40000 objects of 256 bytes '
+           . 'anew at 2^14: %.0f%% of the estimate of %.1f MiB',
+           $cost / $MB, $ratio * 100, $est / $MB);
+
+$t->get('/t/alloc?free=1');
 $t->no_alerts;
 $t->stop;
 
