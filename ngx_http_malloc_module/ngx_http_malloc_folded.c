@@ -601,6 +601,11 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                     (long long) np->exact_change);
     }
 
+    if (np->caveat != NULL) {
+        ngx_http_malloc_mbuf_append(out, ",\"caveat\":", 10);
+        ngx_http_malloc_folded_string(out, np->caveat);
+    }
+
     ngx_http_malloc_mbuf_append(out, "}", 1);
 }
 

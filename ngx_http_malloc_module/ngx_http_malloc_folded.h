@@ -64,6 +64,8 @@ typedef struct {
     const char                 *exact_of;   /* what the exact change is
                                                of, NULL: not known */
     int64_t                     exact_change;
+    const char                 *caveat;     /* why the comparison may
+                                               mislead, NULL: nothing */
     unsigned                    alloc:1;    /* alloc_* values are known */
     unsigned                    has_base:1;
 } ngx_http_malloc_named_t;

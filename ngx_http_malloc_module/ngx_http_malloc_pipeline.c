@@ -304,7 +304,7 @@ static int
 ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
-    char                    *comments[3];
+    char                    *comments[4];
     struct timespec          ts;
     ngx_http_malloc_pprof_t  pp;
     char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
@@ -336,7 +336,7 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
 
 /*
  * What a growth profile rests on, in words that go tool pprof -comments
- * prints: up to 3 comments (none without a comparison), in the arena.
+ * prints: up to 4 comments (none without a comparison), in the arena.
  */
 
 static size_t
@@ -372,6 +372,10 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
                             "%s changed by %+lld bytes (exact); the samples "
                             "estimate %+.0f", pl->exact_of,
                             (long long) pl->exact_change, nz->net);
+    }
+
+    if (pl->caveat != NULL) {
+        comments[n++] = (char *) pl->caveat;
     }
 
     while (n > 0 && comments[n - 1] == NULL) {
@@ -454,6 +458,7 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
 
     np.exact_of = pl->exact_of;
     np.exact_change = pl->exact_change;
+    np.caveat = pl->caveat;
 
     for (path = pl->against; path != NULL && *path != NULL; path++) {
         if (ngx_http_malloc_pipe_named(pl, &np, *path, 1) != 0) {

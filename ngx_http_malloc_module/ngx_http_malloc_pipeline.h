@@ -62,6 +62,8 @@ typedef struct {
                                                "the master's allocated
                                                bytes since generation 3" */
     int64_t                     exact_change;
+    const char                 *caveat;     /* why the samples may mislead,
+                                               NULL: nothing known */
     int                         rc;         /* pipe_rc_e of the first
                                                failure */
     char                        error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];

@@ -42,6 +42,7 @@ typedef struct {
     ngx_http_malloc_pipe_t         pipe;
     ngx_uint_t                     phase;        /* 0: base, 1: final */
     ngx_uint_t                     generation;   /* of the base */
+    off_t                          allocated;    /* by the base's workers */
     ngx_pid_t                     *pids;         /* of the base */
     ngx_uint_t                     npids;
     char                         **paths;        /* dumps to read */
@@ -78,7 +79,10 @@ static void ngx_http_malloc_profile_unreadable(void *data, const char *path);
 static ngx_int_t ngx_http_malloc_profile_master(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
 static char **ngx_http_malloc_profile_generation(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, const char *arg, ngx_int_t *sent);
+    ngx_http_malloc_profile_t *pf, const char *arg, ngx_http_malloc_gen_t *gen,
+    ngx_int_t *sent);
+static void ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
@@ -237,10 +241,12 @@ static ngx_int_t
 ngx_http_malloc_profile_master(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_int_t *sent)
 {
-    char       **paths;
-    ngx_str_t    since;
+    char                   **paths;
+    ngx_str_t                since;
+    ngx_http_malloc_gen_t    gen, base;
 
-    paths = ngx_http_malloc_profile_generation(r, pf, "generation", sent);
+    paths = ngx_http_malloc_profile_generation(r, pf, "generation", &gen,
+                                               sent);
     if (paths == NULL) {
         return NGX_DECLINED;
     }
@@ -255,10 +261,13 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
     }
 
     if (ngx_http_arg(r, (u_char *) "since", 5, &since) == NGX_OK) {
-        paths = ngx_http_malloc_profile_generation(r, pf, "since", sent);
+        paths = ngx_http_malloc_profile_generation(r, pf, "since", &base,
+                                                   sent);
         if (paths == NULL) {
             return NGX_DECLINED;
         }
+
+        ngx_http_malloc_profile_exact(pf, &gen, &base);
 
         if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
             pf->pipe.against = paths;
@@ -273,11 +282,69 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
 }
 
 
+/*
+ * Beside the sampled comparison, the exact change of the master's
+ * allocated bytes, and what makes the samples untrustworthy: a heap
+ * sampled only in part, or sampled at another interval.
+ */
+
+static void
+ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
+    ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base)
+{
+    u_char  *p, *last;
+
+    p = ngx_http_malloc_arena_alloc(pf->pipe.arena, 256);
+    if (p == NULL) {
+        return;
+    }
+
+    last = ngx_snprintf(p, 255, "the master's allocated bytes from "
+                        "generation %ui to %ui", base->generation,
+                        gen->generation);
+    *last = '\0';
+
+    pf->pipe.exact_of = (char *) p;
+    pf->pipe.exact_change = (int64_t) gen->allocated
+                            - (int64_t) base->allocated;
+
+    p = ngx_http_malloc_arena_alloc(pf->pipe.arena, 256);
+    if (p == NULL) {
+        return;
+    }
+
+    if (base->partial || gen->partial) {
+        last = ngx_snprintf(p, 255, "generation %ui was sampled only in "
+                            "part (sampling was turned on during it): what "
+                            "it held before is missing from its heap, and "
+                            "shows as growth",
+                            base->partial ? base->generation
+                                          : gen->generation);
+
+    } else if (base->lg_sample >= 0 && gen->lg_sample >= 0
+               && base->lg_sample != gen->lg_sample)
+    {
+        last = ngx_snprintf(p, 255, "the sampling interval changed between "
+                            "the generations (2^%i, 2^%i bytes): the samples "
+                            "do not compare, and the sampler's own memory "
+                            "grew or shrank with it", base->lg_sample,
+                            gen->lg_sample);
+
+    } else {
+        return;
+    }
+
+    *last = '\0';
+    pf->pipe.caveat = (char *) p;
+}
+
+
 /* the master's snapshot of the generation that "arg" names, or NULL */
 
 static char **
 ngx_http_malloc_profile_generation(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, const char *arg, ngx_int_t *sent)
+    ngx_http_malloc_profile_t *pf, const char *arg, ngx_http_malloc_gen_t *gen,
+    ngx_int_t *sent)
 {
     u_char                       *p;
     char                        **paths;
@@ -355,6 +422,8 @@ ngx_http_malloc_profile_generation(ngx_http_request_t *r,
 
     paths[0] = (char *) p;
     paths[1] = NULL;
+
+    *gen = gens[i];
 
     return paths;
 }
@@ -601,6 +670,7 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w, ngx_uint_t n,
     ngx_int_t *sent)
 {
+    off_t                         allocated;
     ngx_uint_t                    i, changed;
     ngx_http_malloc_main_conf_t  *mmcf;
 
@@ -609,6 +679,16 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
     }
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    /* each worker published its figures with its answer to the dump */
+
+    allocated = 0;
+
+    for (i = 0; i < n; i++) {
+        if (pf->ctx->cmd.target == 0 || w[i].pid == pf->ctx->cmd.target) {
+            allocated += w[i].stats.allocated;
+        }
+    }
 
     if (pf->phase == 0) {
         pf->generation = ngx_http_malloc_board_generation(mmcf);
@@ -623,6 +703,7 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
         }
 
         pf->npids = n;
+        pf->allocated = allocated;
 
         return NGX_OK;
     }
@@ -637,6 +718,10 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
     }
 
     if (!changed) {
+        pf->pipe.exact_of = pf->ctx->cmd.target
+                            ? "the worker's allocated bytes in the window"
+                            : "the workers' allocated bytes in the window";
+        pf->pipe.exact_change = allocated - pf->allocated;
         return NGX_OK;
     }
 

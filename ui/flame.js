@@ -68,8 +68,10 @@
      * The merged call tree: a node per distinct path of names from the
      * root, with total (itself and below) and self (stacks ending in it)
      * of type ti, count, of the matching objects type, and base and
-     * bself, total and self in the base of a comparison.  Stacks come
-     * root first.  A
+     * bself, total and self in the base of a comparison, and sig and
+     * ssig, the part of total - base and self - bself that changed beyond
+     * the sampling noise (all of it when the profile does not judge, as
+     * "significant" in heap.json does).  Stacks come root first.  A
      * stack only in the base makes nodes of total 0: layout() leaves them
      * out, gone() lists them.
      */
@@ -80,6 +82,7 @@
         const ids = nameIds(p.names), width = p.names.length + 1;
         const node = (name, parent, id) => ({ name, self: 0, total: 0,
                                               count: 0, base: 0, bself: 0,
+                                              sig: 0, ssig: 0,
                                               children: [], parent, id });
         const root = node('all', null, 0);
         /* one map for the whole tree: a Map per node costs more */
@@ -89,6 +92,7 @@
         p.stacks.forEach((stack, s) => {
             const [v, b] = sides(p, s, ti);
             const c = v > 0 && ci >= 0 ? p.values[s][ci] : 0;
+            const d = !p.significant || p.significant[s] !== 0 ? v - b : 0;
             let n = root;
 
             if (v === 0 && b === 0) {
@@ -97,6 +101,7 @@
             n.total += v;
             n.count += c;
             n.base += b;
+            n.sig += d;
 
             for (const f of stack) {
                 if (!(f >= 0 && f < ids.length)) {
@@ -113,10 +118,12 @@
                 next.total += v;
                 next.count += c;
                 next.base += b;
+                next.sig += d;
                 n = next;
             }
             n.self += v;
             n.bself += b;
+            n.ssig += d;
         });
 
         sortTree(root);
@@ -280,7 +287,8 @@
     }
 
     /*
-     * The largest change of a node's own bytes, one place that allocates:
+     * The largest change of a node's own bytes beyond the noise, one
+     * place that allocates:
      * the deepest colour.  Not of a total, or the root's would pale all
      * else; the callers of a change that large are as deep.
      */
@@ -288,7 +296,7 @@
         let most = 0;
 
         (function walk(node) {
-            most = Math.max(most, Math.abs(node.self - node.bself));
+            most = Math.max(most, Math.abs(node.ssig));
             node.children.forEach(walk);
         }(tree));
         return most;

@@ -13,10 +13,24 @@
  *                                          through its own call stack
  *                                          ?free=1 frees what was kept
  *
- *     malloc_test_leak SIZE;   (http) allocates SIZE bytes in the master
- *                              at every parse of the configuration and
+ *     malloc_test_leak SIZE [BLOCK];
+ *                              (http) allocates SIZE bytes in the master
+ *                              at every parse of the configuration (in
+ *                              blocks of BLOCK bytes, by default one) and
  *                              never frees them: a module that leaks at
  *                              each reload, by ngx_http_malloc_test_leak()
+ *     malloc_test_churn SIZE [BLOCK];
+ *                              (http) the same, freed with the cycle: a
+ *                              module that rebuilds its state at every
+ *                              read, by ngx_http_malloc_test_churn()
+ *
+ *     location /t/alloc        ?rotate=KB[&rblock=B] frees the blocks of
+ *                              the last rotate and allocates KB KiB anew
+ *                              (B bytes each, 128 by default), by
+ *                              ngx_http_malloc_test_rotate(): churn that
+ *                              holds steady; ?drip=KB[&dblock=B] leaks KB
+ *                              KiB (B bytes each, 1024 by default), by
+ *                              ngx_http_malloc_test_drip()
  *
  *     location /t/alloc        ?map=N maps N MiB (private, anonymous)
  *                              and touches them, outside malloc, as
@@ -52,8 +66,19 @@ static void *ngx_http_malloc_test_right(ngx_uint_t path, ngx_uint_t depth,
 static void ngx_http_malloc_test_free(void);
 static char *ngx_http_malloc_test_leak_conf(ngx_conf_t *cf,
     ngx_command_t *cmd, void *conf);
+static char *ngx_http_malloc_test_churn_conf(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+static ngx_int_t ngx_http_malloc_test_blocks_arg(ngx_conf_t *cf,
+    size_t *size, size_t *block);
+static void ngx_http_malloc_test_unchurn(void *data);
+static void ngx_http_malloc_test_noise(ngx_http_request_t *r);
+static size_t ngx_http_malloc_test_arg(ngx_http_request_t *r,
+    const char *name, size_t dflt);
 void *ngx_http_malloc_test_hold(size_t size);
 void *ngx_http_malloc_test_leak(size_t size);
+void *ngx_http_malloc_test_churn(size_t size);
+void *ngx_http_malloc_test_rotate(size_t size);
+void *ngx_http_malloc_test_drip(size_t size);
 
 
 static ngx_command_t  ngx_http_malloc_test_commands[] = {
@@ -66,8 +91,15 @@ static ngx_command_t  ngx_http_malloc_test_commands[] = {
       NULL },
 
     { ngx_string("malloc_test_leak"),
-      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
       ngx_http_malloc_test_leak_conf,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("malloc_test_churn"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      ngx_http_malloc_test_churn_conf,
       0,
       0,
       NULL },
@@ -292,6 +324,8 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
         ngx_http_malloc_test_free();
     }
 
+    ngx_http_malloc_test_noise(r);
+
     if (ngx_http_arg(r, (u_char *) "stacks", 6, &arg) == NGX_OK) {
         n = ngx_atoi(arg.data, arg.len);
         size = 64;
@@ -372,21 +406,218 @@ static char *
 ngx_http_malloc_test_leak_conf(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf)
 {
-    ssize_t     size;
+    size_t  size, block, i;
+
+    if (ngx_http_malloc_test_blocks_arg(cf, &size, &block) != NGX_OK) {
+        return "takes a size and a block size";
+    }
+
+    for (i = 0; i < size; i += block) {
+        if (ngx_http_malloc_test_leak(block) == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* SIZE [BLOCK]: BLOCK defaults to SIZE */
+
+static ngx_int_t
+ngx_http_malloc_test_blocks_arg(ngx_conf_t *cf, size_t *size, size_t *block)
+{
+    ssize_t     n;
     ngx_str_t  *value;
 
     value = cf->args->elts;
 
-    size = ngx_parse_size(&value[1]);
-    if (size == NGX_ERROR || size <= 0) {
-        return "takes a size";
+    n = ngx_parse_size(&value[1]);
+    if (n == NGX_ERROR || n <= 0) {
+        return NGX_ERROR;
     }
 
-    if (ngx_http_malloc_test_leak(size) == NULL) {
+    *size = n;
+    *block = n;
+
+    if (cf->args->nelts == 3) {
+        n = ngx_parse_size(&value[2]);
+        if (n == NGX_ERROR || n <= 0 || (size_t) n > *size) {
+            return NGX_ERROR;
+        }
+
+        *block = n;
+    }
+
+    return NGX_OK;
+}
+
+
+/* the blocks of this cycle's read, freed with the cycle's pool */
+
+typedef struct {
+    void   **blocks;
+    size_t   n;
+} ngx_http_malloc_test_churned_t;
+
+
+static char *
+ngx_http_malloc_test_churn_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    size_t                           size, block, i;
+    ngx_pool_cleanup_t              *cln;
+    ngx_http_malloc_test_churned_t  *ch;
+
+    if (ngx_http_malloc_test_blocks_arg(cf, &size, &block) != NGX_OK) {
+        return "takes a size and a block size";
+    }
+
+    cln = ngx_pool_cleanup_add(cf->pool,
+                               sizeof(ngx_http_malloc_test_churned_t));
+    if (cln == NULL) {
         return NGX_CONF_ERROR;
     }
 
+    ch = cln->data;
+    ch->n = 0;
+    ch->blocks = ngx_alloc((size / block + 1) * sizeof(void *), cf->log);
+    if (ch->blocks == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    cln->handler = ngx_http_malloc_test_unchurn;
+
+    for (i = 0; i < size; i += block) {
+        ch->blocks[ch->n] = ngx_http_malloc_test_churn(block);
+        if (ch->blocks[ch->n] == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        ch->n++;
+    }
+
     return NGX_CONF_OK;
+}
+
+
+static void
+ngx_http_malloc_test_unchurn(void *data)
+{
+    ngx_http_malloc_test_churned_t *ch = data;
+
+    size_t  i;
+
+    for (i = 0; i < ch->n; i++) {
+        free(ch->blocks[i]);
+    }
+
+    ngx_free(ch->blocks);
+}
+
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_churn(size_t size)
+{
+    u_char  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        ngx_memset(p, 0x3c, size);
+    }
+
+    return p;
+}
+
+
+/* a worker's churn that holds steady, and a worker's leak, by request */
+
+static void    **ngx_http_malloc_test_rotated;
+static size_t    ngx_http_malloc_test_nrotated;
+
+
+static void
+ngx_http_malloc_test_noise(ngx_http_request_t *r)
+{
+    size_t  kb, block, i, n;
+
+    kb = ngx_http_malloc_test_arg(r, "rotate", 0);
+    block = ngx_http_malloc_test_arg(r, "rblock", 128);
+
+    if (kb != 0 && block != 0 && kb <= 1024 * 1024) {
+        for (i = 0; i < ngx_http_malloc_test_nrotated; i++) {
+            free(ngx_http_malloc_test_rotated[i]);
+        }
+
+        free(ngx_http_malloc_test_rotated);
+
+        n = kb * 1024 / block;
+        ngx_http_malloc_test_rotated = malloc((n + 1) * sizeof(void *));
+        ngx_http_malloc_test_nrotated = 0;
+
+        for (i = 0; ngx_http_malloc_test_rotated != NULL && i < n; i++) {
+            ngx_http_malloc_test_rotated[i] =
+                ngx_http_malloc_test_rotate(block);
+            ngx_http_malloc_test_nrotated++;
+        }
+    }
+
+    kb = ngx_http_malloc_test_arg(r, "drip", 0);
+    block = ngx_http_malloc_test_arg(r, "dblock", 1024);
+
+    if (kb != 0 && block != 0 && kb <= 1024 * 1024) {
+        for (i = 0; i < kb * 1024 / block; i++) {
+            (void) ngx_http_malloc_test_drip(block);
+        }
+    }
+}
+
+
+static size_t
+ngx_http_malloc_test_arg(ngx_http_request_t *r, const char *name,
+    size_t dflt)
+{
+    ngx_int_t  n;
+    ngx_str_t  arg;
+
+    if (ngx_http_arg(r, (u_char *) name, ngx_strlen(name), &arg) != NGX_OK) {
+        return dflt;
+    }
+
+    n = ngx_atoi(arg.data, arg.len);
+
+    return (n > 0) ? (size_t) n : 0;
+}
+
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_rotate(size_t size)
+{
+    u_char  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        ngx_memset(p, 0x2d, size);
+    }
+
+    return p;
+}
+
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_drip(size_t size)
+{
+    u_char  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        ngx_memset(p, 0x1e, size);
+    }
+
+    return p;
 }
 
 

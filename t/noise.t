@@ -1,0 +1,238 @@
+#!/usr/bin/perl
+
+# Comparisons that do not invent growth.  A heap profile rests on samples
+# (one per 512 KiB on average), so two heaps of a module that rebuilds
+# the same state differ by chance; a comparison keeps only the changes
+# beyond that noise, and says what it rests on beside the exact figure.
+# The master across reloads (since=) and a worker's growth window
+# (seconds=): a churn that holds steady shows no growth, a leak beside it
+# is named with what it leaked, and the churn is not.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use POSIX ();
+use Test::More;
+use MallocTest;
+
+$ENV{HOME} = '/tmp';
+
+my $MB = 1024 * 1024;
+
+# sampled 8 times as finely as the default, so that a leak of a few MiB
+# rests on enough samples to be told from noise every time
+my $FINE = "$MallocTest::MALLOC_CONF,lg_prof_sample:16";
+
+# the bytes go tool pprof shows for $func, and in all, of a profile.proto
+sub pprof_top {
+    my ($t, $path, $name) = @_;
+    my $file = $t->prefix . "/$name.pb.gz";
+    my $r = $t->get($path);
+    open my $fh, '>', $file or die;
+    print $fh $r->{content};
+    close $fh;
+    my $top = `go tool pprof -top -sample_index=inuse_space $file 2>&1`;
+    my $comments = `go tool pprof -comments $file 2>&1`;
+    return ($r->{status}, $top, $comments);
+}
+
+sub bytes_of {
+    my ($v, $unit) = @_;
+    return 0 unless defined $v;
+    return $v * { B => 1, kB => 1024, MB => $MB, GB => 1024 * $MB }->{$unit};
+}
+
+# what go tool pprof -top says a function holds (flat), in bytes
+sub flat {
+    my ($top, $func) = @_;
+    my ($v, $unit) = $top =~ /^\s*([\d.]+)([kMG]?B)\s.*\s\Q$func\E$/m;
+    return bytes_of($v, $unit);
+}
+
+sub total {
+    my ($top) = @_;
+    return 0 if $top =~ /^Showing nodes accounting for 0, 0% of 0 total/m;
+    my ($v, $unit) = $top =~ /of ([\d.]+)([kMG]?B) total/;
+    return bytes_of($v, $unit);
+}
+
+# bytes and significance of the stacks whose allocating function is $func
+sub judged {
+    my ($j, $func) = @_;
+    my ($change, @sig) = (0);
+    for my $i (0 .. $#{$j->{stacks}}) {
+        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
+        $change += $j->{values}[$i][0] - $j->{base_values}[$i][0];
+        push @sig, $j->{significant}[$i];
+    }
+    return ($change, @sig);
+}
+
+# the stacks judged beyond the noise, for diagnostics
+sub significant {
+    my ($j) = @_;
+    return [map {
+        my $i = $_;
+        join(' ', map({ $j->{names}[$_] } @{$j->{stacks}[$i]}),
+             "$j->{base_values}[$i][0] -> $j->{values}[$i][0]",
+             "($j->{base_samples}[$i] -> $j->{samples}[$i] samples)")
+    } grep { $j->{significant}[$_] } 0 .. $#{$j->{stacks}}];
+}
+
+sub within {
+    my ($got, $want, $name) = @_;
+    ok($got >= $want * 0.5 && $got <= $want * 1.5,
+       sprintf('%s: %.2f MiB, exact %.2f MiB', $name, $got / $MB,
+               $want / $MB));
+}
+
+###########################################################################
+# the master: a module rebuilds 16 MiB of 128-byte blocks at every read
+
+for my $case ([default => undef], [fine => $FINE]) {
+    my ($rate, $conf) = @$case;
+
+    my $t = MallocTest->new(workers => 1,
+        defined $conf ? (malloc_conf => $conf) : (),
+        http => 'malloc_test_churn 16m 128;')->start;
+    $t->post('/malloc/prof_active', 'true');
+    $t->reload for 1 .. 12;
+
+    my ($status, $top, $comments) = pprof_top($t,
+        '/malloc/pprof/heap.pb.gz?process=master&since=3', "churn-$rate");
+    is($status, 200, "no leak ($rate rate): since=3");
+    # growth the master really had (its exact figure) is no invention
+    my $exact = $t->get('/malloc/pprof/heap.json?process=master&since=3')
+                ->{json}{comparison}{exact}{change};
+    my $real = $exact > 0 ? $exact : 0;
+    ok(total($top) <= $MB + $real,
+       sprintf('no leak (%s rate): at most 1 MiB grew in go tool pprof '
+               . 'beyond the exact growth: %.2f MiB, exact %+.2f MiB',
+               $rate, total($top) / $MB, $exact / $MB)) or diag $top;
+    is(flat($top, 'ngx_http_malloc_test_churn'), 0,
+       "no leak ($rate rate): the churn is not named");
+    like($comments, qr/only the stacks that grew beyond sampling noise/,
+         "no leak ($rate rate): the profile says how it was compared")
+        or diag $comments;
+    like($comments, qr/the master's allocated bytes from generation 3 to 13 changed by [-+]\d+ bytes \(exact\)/,
+         "no leak ($rate rate): and the exact change beside it");
+
+    my $r = $t->get('/malloc/pprof/heap.json?process=master&since=3');
+    my $c = $r->{json}{comparison};
+    ok($c->{grew} == 0 || $c->{grown} <= $real + $MB,
+       "no leak ($rate rate): nothing grew beyond the noise")
+        or diag explain [$c, significant($r->{json})];
+    ok($c->{samples} > 0 && $c->{base_samples} > 0 && $c->{z} > 2,
+       "no leak ($rate rate): the samples and the level: "
+       . "$c->{samples} and $c->{base_samples} samples, |z| >= $c->{z}");
+    ok(defined $c->{exact}{change},
+       "no leak ($rate rate): the exact change: "
+       . "$c->{exact}{change} bytes");
+    my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_churn');
+    ok(@sig && !grep({ $_ == 1 } @sig),
+       sprintf('no leak (%s rate): the churn, %+.2f MiB, is within the '
+               . 'noise', $rate, $change / $MB));
+
+    $t->no_alerts;
+    $t->stop;
+}
+
+# a leak of 1 MiB per read in 1 KiB blocks beside the churn
+
+{
+    my $t = MallocTest->new(workers => 1, malloc_conf => $FINE,
+        http => "malloc_test_churn 16m 128;\nmalloc_test_leak 1m 1k;")
+        ->start;
+    $t->post('/malloc/prof_active', 'true');
+    $t->reload for 1 .. 12;
+
+    my $r = $t->get('/malloc/pprof/heap.json?process=master&since=3');
+    my $c = $r->{json}{comparison};
+    my $exact = $c->{exact}{change};
+    # the leak, and the sampler's 16 KiB extents of its samples
+    ok($exact > 8 * $MB && $exact < 16 * $MB,
+       sprintf('leak: the master grew by %.2f MiB (exact)', $exact / $MB));
+
+    my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_leak');
+    within($change, $exact, 'leak: heap.json names the leak');
+    ok(@sig && !grep({ $_ != 1 } @sig), 'leak: beyond the noise');
+    ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_churn');
+    ok(!grep({ $_ == 1 } @sig), 'leak: the churn beside it is not');
+
+    my ($status, $top) = pprof_top($t,
+        '/malloc/pprof/heap.pb.gz?process=master&since=3', 'leak');
+    within(flat($top, 'ngx_http_malloc_test_leak'), $exact,
+           'leak: go tool pprof names it') or diag $top;
+    is(flat($top, 'ngx_http_malloc_test_churn'), 0,
+       'leak: and not the churn');
+
+    $t->no_alerts;
+    $t->stop;
+}
+
+###########################################################################
+# a worker's growth window under traffic: 4 MiB of 128-byte blocks
+# replaced at every request, and beside it a leak of 256 KiB a request
+
+sub window {
+    my ($t, $query, $path) = @_;
+
+    my $pid = fork // die;
+
+    if ($pid == 0) {
+        my $end = time + 4;
+        $t->get("/t/alloc?$query") while time < $end;
+        # not exit: the child's destructors would stop nginx
+        POSIX::_exit(0);
+    }
+
+    my $r = $t->get($path);
+    waitpid $pid, 0;
+    return $r;
+}
+
+{
+    my $t = MallocTest->new(workers => 1, malloc_conf => $FINE)->start;
+    $t->post('/malloc/prof_active', 'true');
+    $t->get('/t/alloc?rotate=4096');
+
+    my $r = window($t, 'rotate=4096',
+                   '/malloc/pprof/heap.json?seconds=3');
+    is($r->{status}, 200, 'window, churn: heap.json over 3 s');
+    my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
+    ok(@sig && !grep({ $_ == 1 } @sig),
+       sprintf('window, churn: %+.2f MiB, within the noise',
+               $change / $MB));
+    like($r->{json}{comparison}{exact}{of} // '', qr/allocated bytes in the window/,
+         'window, churn: the exact change of the window beside it');
+
+    $r = window($t, 'rotate=4096', '/malloc/pprof/heap.pb.gz?seconds=3');
+    open my $fh, '>', $t->prefix . '/window.pb.gz' or die;
+    print $fh $r->{content};
+    close $fh;
+    my $pb = $t->prefix . '/window.pb.gz';
+    my $top = `go tool pprof -top -sample_index=inuse_space $pb 2>&1`;
+    is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
+       'window, churn: go tool pprof shows no growth of it') or diag $top;
+
+    $r = window($t, 'rotate=4096&drip=16',
+                '/malloc/pprof/heap.json?seconds=3');
+    is($r->{status}, 200, 'window, leak: heap.json over 3 s')
+        or diag $r->{content};
+    my $exact = $r->{json}{comparison}{exact}{change};
+    ok($exact > 2 * $MB, sprintf('window, leak: the worker grew by %.2f '
+                                 . 'MiB (exact)', $exact / $MB));
+    ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_drip');
+    within($change, $exact, 'window, leak: named with what it leaked');
+    ok(@sig && !grep({ $_ != 1 } @sig), 'window, leak: beyond the noise');
+    ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
+    ok(!grep({ $_ == 1 } @sig), 'window, leak: the churn is not named');
+
+    $t->no_alerts;
+    $t->stop;
+}
+
+done_testing;
