@@ -86,7 +86,7 @@ is($t->get('/t/alloc?mb=48&block=8')->{status}, 200, '48 MiB held');
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 13 unless $chromium;
+    skip $why, 16 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my $dom = dom($url, budget => 15000);
@@ -128,6 +128,22 @@ SKIP: {
                '--window-size=1200,900',
                "--screenshot=$ENV{TEST_SCREENSHOT}", "$url#base=$snap");
     }
+
+    # each process's RSS as a bar of its parts; memory mapped outside
+    # malloc said in words under its worker
+
+    # (the allocator's 64 MiB above may be that worker's: 128 MiB)
+    is($t->get('/t/alloc?map=128')->{status}, 200, '128 MiB mapped');
+    poll_until(5, sub {
+        grep { $_->{outside_malloc} }
+            @{$t->get('/malloc/stats')->{json}{workers}};
+    });
+    $dom = dom($url, budget => 15000);
+    is(scalar(() = $dom =~ /<div class="rss-bar">/g), 3,
+       'browser: an RSS bar per worker and the master\'s');
+    like($dom, qr{<tr\ class="outside"><td\ colspan="8">RSS\ grew\ by\ [^<]*
+                  the\ growth\ is\ outside\ malloc[^<]*other_anonymous}x,
+         'browser: the sentence under the worker that mapped');
 
     # read-only: no buttons, and nothing the page can change
 

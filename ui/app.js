@@ -184,7 +184,71 @@
         }
 
         $('workers').tBodies[0].replaceChildren(
-            ...((stats && stats.workers) || []).map(statsRow));
+            ...((stats && stats.workers) || []).flatMap(statsRows),
+            ...(stats && stats.master ? masterRows(stats.master) : []));
+    }
+
+    /* a worker's row, and a row with the sentence if it grew outside malloc */
+    function statsRows(w) {
+        return [statsRow(w), ...outsideRow(w)];
+    }
+
+    function masterRows(m) {
+        const tr = row(['master', m.pid, el('td', 'reads the configuration')]);
+
+        tr.cells[2].colSpan = 4;
+        tr.append(rssCell(m), el('td', 'at the last read'));
+        tr.className = 'master';
+        return [tr, ...outsideRow(m)];
+    }
+
+    function outsideRow(x) {
+        if (!x.outside_malloc) {
+            return [];
+        }
+        const td = el('td', x.outside_malloc.text), tr = row([td]);
+
+        td.colSpan = 8;
+        tr.className = 'outside';
+        return [tr];
+    }
+
+    /*
+     * RSS as a bar of its parts (rss_parts, which add up to it), the
+     * zones together; each part says its name and bytes on hover.
+     */
+    const PARTS = ['allocated', 'allocator_overhead', 'shared_zones',
+        'other_shared', 'other_anonymous', 'stack', 'file'];
+
+    function rssCell(x) {
+        const td = el('td'), box = el('div', '', 'rss'),
+            bar = el('div', '', 'rss-bar'), p = x.rss_parts;
+
+        if (!x.rss || !p) {
+            td.textContent = '-';
+            return td;
+        }
+        for (const name of PARTS) {
+            const bytes = name === 'shared_zones'
+                ? (p.shared_zones || []).reduce((a, z) => a + z.resident, 0)
+                : p[name] || 0;
+            const part = el('span', '', 'part ' + name);
+            let title = name + ': ' + F.formatBytes(bytes);
+
+            if (name === 'shared_zones') {
+                title += (p.shared_zones || []).map((z) => '\n  ' + z.name
+                    + ': ' + F.formatBytes(z.resident) + ' of '
+                    + F.formatBytes(z.size)).join('');
+            }
+            part.style.width = (100 * bytes / x.rss) + '%';
+            part.title = title;
+            part.dataset.part = name;
+            part.dataset.bytes = bytes;
+            bar.append(part);
+        }
+        box.append(bar, el('span', F.formatBytes(x.rss), 'num'));
+        td.append(box);
+        return td;
     }
 
     function statsRow(w) {
@@ -194,7 +258,7 @@
             /* no figures: it failed, or no process runs in the slot */
             const why = el('td', w.error ? w.error.text : 'no process');
 
-            why.colSpan = 5;
+            why.colSpan = 6;
             tr = row([w.worker, w.pid || '-', why]);
             tr.className = 'failed';
         } else {
@@ -203,6 +267,7 @@
                                         : 'never', 'num'),
                 el('td', F.formatBytes(w.allocated), 'num'),
                 el('td', F.formatBytes(w.resident), 'num'),
+                rssCell(w),
                 w.stale ? 'stale, ' + Math.round(w.age || 0) + ' s old'
                         : 'current']);
             if (w.stale) {
