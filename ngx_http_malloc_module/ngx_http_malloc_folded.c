@@ -54,6 +54,7 @@ static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
     const int64_t *v, int base, uint64_t period);
+static double ngx_http_malloc_folded_finite(double x);
 static int ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
     ngx_http_malloc_noise_t *nz, signed char *judged);
 static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
@@ -482,7 +483,8 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
 
     for (i = 0; i < np->nstacks; i++) {
         ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                                    np->stacks[i].side[0].samples);
+                    ngx_http_malloc_folded_finite(
+                        np->stacks[i].side[0].samples));
     }
 
     if (np->has_base) {
@@ -506,6 +508,19 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     }
 
     return 0;
+}
+
+
+/* JSON has no infinity: sums of hostile counts stop at int64's range */
+
+static double
+ngx_http_malloc_folded_finite(double x)
+{
+    if (!(x < 9.2e18)) {
+        return (x > 0) ? 9.2e18 : 0;
+    }
+
+    return (x > -9.2e18) ? x : -9.2e18;
 }
 
 
@@ -574,7 +589,8 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
 
     for (i = 0; i < np->nstacks; i++) {
         ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                                    np->stacks[i].side[1].samples);
+                    ngx_http_malloc_folded_finite(
+                        np->stacks[i].side[1].samples));
     }
 
     ngx_http_malloc_mbuf_append(out, "],\"significant\":[", 17);
@@ -591,8 +607,13 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                 "\"grown\":%.0f,\"shrunk\":%.0f",
                                 NGX_HTTP_MALLOC_NOISE_LEVEL, nz->z,
                                 nz->compared, nz->testable, nz->grew,
-                                nz->shrank, nz->samples, nz->base_samples,
-                                nz->net, nz->grown, nz->shrunk);
+                                nz->shrank,
+                                ngx_http_malloc_folded_finite(nz->samples),
+                                ngx_http_malloc_folded_finite(
+                                    nz->base_samples),
+                                ngx_http_malloc_folded_finite(nz->net),
+                                ngx_http_malloc_folded_finite(nz->grown),
+                                ngx_http_malloc_folded_finite(nz->shrunk));
 
     if (np->exact_of != NULL) {
         ngx_http_malloc_mbuf_append(out, ",\"exact\":{\"of\":", 15);

@@ -92,6 +92,13 @@ ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
     step = (heap->step > base->step) ? heap->step : base->step;
     sd = sqrt(heap->var + base->var);
 
+    /* counts beyond any real heap (a hostile dump): nothing to judge */
+
+    if (!isfinite(sd) || !isfinite(change)) {
+        *zmax = 0;
+        return 0;
+    }
+
     if (!(sd > 0)) {
         /* nothing random: only objects that are always sampled */
         *zmax = (heap->bytes + base->bytes > 0) ? NGX_HTTP_MALLOC_NOISE_SURE
@@ -125,7 +132,9 @@ ngx_http_malloc_noise_level(ngx_http_malloc_noise_t *nz, double *zmax,
 
     alpha = 1.0 - NGX_HTTP_MALLOC_NOISE_LEVEL;
 
-    qsort(zmax, n, sizeof(double), ngx_http_malloc_noise_desc);
+    if (n > 1) {
+        qsort(zmax, n, sizeof(double), ngx_http_malloc_noise_desc);
+    }
 
     /*
      * the smallest k such that at most k stacks could reach the level
