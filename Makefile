@@ -143,11 +143,18 @@ $(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
 	    ngx_http_malloc_module/ngx_http_malloc_arena.c
 
+$(BUILD)/bench_rss: bench/bench_rss.c ngx_http_malloc_module/*.h \
+	    ngx_http_malloc_module/ngx_http_malloc_rss.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_rss.c \
+	    ngx_http_malloc_module/ngx_http_malloc_rss.c
+
 # about 7 minutes on 2 cores; bench-quick about 2 minutes, into build/
-bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
+bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol $(BUILD)/bench_rss
 	perl bench/bench.pl
 
-bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol
+bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol \
+	    $(BUILD)/bench_rss
 	perl bench/bench.pl --quick
 
 clean:

@@ -1753,6 +1753,70 @@ EOF
 }
 
 
+# ---- 10. reading smaps: the parts of RSS --------------------------------------
+
+# bench_rss on the worker of $t: mappings, RSS kB, both min/median/max
+sub rss_read {
+    my ($t, $runs) = @_;
+    my $bin = "$ROOT/build/bench_rss";
+    my $out = cmd_out("$bin $t->{bench_pid} $runs");
+    die "bench_rss failed: $out" if $? != 0;
+    my ($maps, $kb) = $out =~ /mappings: (\d+), rss: (\d+) kB/;
+    my ($full) = $out =~ /read and parse: ([\d \/]+) us/;
+    my ($kern) = $out =~ /read only: ([\d \/]+) us/;
+    my ($fmed) = $full =~ m{/ (\d+) /};
+    my ($kmed) = $kern =~ m{/ (\d+) /};
+    return ($maps, $kb, $full, $kern,
+            $fmed ? sprintf('%.0f', $fmed > $kmed
+                             ? 100 * ($fmed - $kmed) / $fmed : 0) : '?');
+}
+
+sub bench_rss_read {
+    my $bin = "$ROOT/build/bench_rss";
+    die "$bin is missing: make $bin\n" unless -x $bin;
+    my $runs = $opt{quick} ? 20 : 50;
+    my @rows;
+
+    print "  rss read: an idle worker\n";
+    my $t = MallocTest->new(workers => 1)->start;
+    ($t->{bench_pid}) = $t->worker_pids;
+    push @rows, ['idle worker', rss_read($t, $runs)];
+    $t->stop;
+
+    print "  rss read: the normal heap, then 512 MiB mapped\n";
+    $t = server('normal');
+    push @rows, [$HEAP{normal}{title} . ' (364 MiB allocated)',
+                 rss_read($t, $runs)];
+    my ($st, $body) = fetch($t->port, '/t/alloc?map=512', 120);
+    die "/t/alloc?map=512: $st $body" unless $st == 200;
+    push @rows, ['the same, and 512 MiB mapped outside malloc',
+                 rss_read($t, $runs)];
+    $t->stop;
+
+    my $rows = join("\n", map {
+        my ($what, $maps, $kb, $full, $kern, $share) = @$_;
+        sprintf('| %s | %d | %.0f MB | %s | %s | %s |', $what, $maps,
+                $kb * 1024 / 1e6, $full, $kern, $share);
+    } @rows);
+
+    return <<"EOF";
+## 10. Reading smaps for the parts of RSS
+
+Once a second each worker reads its `/proc/self/smaps` and parses it
+into the parts of its RSS (GET stats `rss_parts`): in the event loop
+while a read takes under 2 ms, on the module's thread from the first
+read that took longer.  `build/bench_rss` (bench/bench_rss.c, `cc -O2`)
+reads a worker's smaps $runs times with the module's parser, and as often
+into a buffer only (what the kernel's walk of the page tables costs);
+microseconds, min / median / max.
+
+| worker | mappings | RSS | read and parse, us | read only, us | parse, % of the median |
+|---|---|---|---|---|---|
+$rows
+EOF
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -1766,6 +1830,7 @@ my @BENCHES = (
     [commands => \&bench_commands],
     [scrape => \&bench_scrape],
     [viewer => \&bench_viewer],
+    [rss_read => \&bench_rss_read],
 );
 
 my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';
