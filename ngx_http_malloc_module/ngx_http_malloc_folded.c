@@ -7,7 +7,7 @@
  * hundred kilobytes.  Bytes of a name that are not printable ASCII are
  * written as \u00XX: the JSON is valid whatever the symbol tables hold.
  *
- * Owns: the named profile.  Calls: arena, heap (pure C).
+ * Owns: the named profile.  Calls: arena, heap, noise (pure C).
  */
 
 

@@ -7,7 +7,7 @@
  * cache, under the cache's mutex.  Pure C: no nginx types.
  *
  * Owns: the symbol cache of this process.  Calls: arena, heap, symbol,
- * pprof.
+ * pprof, folded.
  */
 
 
