@@ -488,14 +488,18 @@
         const c = state.shown, tail = ', ' + count(p.stacks.length, 'stack')
             + '; one sample per ' + F.formatBytes(p.period)
             + ' allocated on average.';
-        const what = p.seconds ? ' grew over ' + p.seconds + ' s'
+        /* a window compares its end with its start, as a base */
+        const what = p.seconds ? (state.based ? ' live after a window of '
+                                  : ' grew over ') + p.seconds + ' s'
             : c.snapshot ? (alloc ? ' allocated' : ' live') + ' as of '
                            + F.snapshotLabel(c.snapshot)
             : alloc ? ' allocated since sampling began' : ' live';
         const since = !state.based ? ''
+            : p.seconds ? '; ' + F.formatDelta(tree.total - tree.base)
+                          + ' over the window' + judged(p.comparison)
             : '; ' + F.formatDelta(tree.total - tree.base)
               + ' since the base, ' + F.snapshotLabel(c.base) + ' ('
-              + F.formatBytes(tree.base) + ' then)';
+              + F.formatBytes(tree.base) + ' then)' + judged(p.comparison);
 
         if (tree.total === 0) {
             return 'No sampled bytes' + what + since
@@ -507,6 +511,29 @@
                + since + tail;
     }
 
+    /*
+     * What a comparison rests on: the changes beyond the noise (the only
+     * ones painted), the samples, and the exact figure when known.
+     */
+    function judged(c) {
+        if (!c) {
+            return '';
+        }
+        return '; ' + (c.grew + c.shrank === 0
+                       ? 'no stack changed beyond the sampling noise'
+                       : F.formatDelta(c.grown) + ' grew and '
+                         + F.formatDelta(-c.shrunk) + ' shrank beyond the '
+                         + 'sampling noise, in ' + (c.grew + c.shrank)
+                         + ' stacks (painted; the rest is grey)')
+               + ' at ' + Math.round(c.level * 100) + '% confidence, on '
+               + F.formatCount(c.samples) + ' samples now and '
+               + F.formatCount(c.base_samples) + ' then'
+               + (c.exact ? '; ' + c.exact.of + ': '
+                            + F.formatDelta(c.exact.change) + ' (exact)'
+                          : '')
+               + (c.caveat ? '; ' + c.caveat : '');
+    }
+
     /* the change of a frame, for its title */
     function change(node) {
         const d = node.total - node.base;
@@ -514,7 +541,11 @@
         return d === 0 ? 'unchanged since the base'
             : F.formatDelta(d) + ' since the base'
               + (node.base > 0 ? ' (' + F.formatBytes(node.base) + ' then)'
-                               : ' (new)');
+                               : ' (new)')
+              + (node.sig === 0 ? ', within the sampling noise'
+                 : node.sig !== d ? ', ' + F.formatDelta(node.sig)
+                                    + ' of it beyond the sampling noise'
+                 : '');
     }
 
     /*
@@ -569,8 +600,7 @@
         box.replaceChildren(...state.frames.map((f, i) => {
             const e = el('div', f.node.name, 'frame '
                          + (state.based
-                            ? F.changeClass(f.node.total - f.node.base,
-                                            state.largest)
+                            ? F.changeClass(f.node.sig, state.largest)
                             : F.colorOf(f.node.name))
                          + (f.ancestor ? ' ancestor' : '')
                          + (f.node === focus ? ' focus' : '')

@@ -318,6 +318,35 @@ test('a comparison: grown, shrunk and the same, by the largest change',
     assert.strictEqual(F.changeClass(5, 0), 'same');  // nothing changed
 });
 
+test('a comparison judged: only changes beyond the noise are painted',
+     () => {
+    const p = profile([
+        ['main conf churn', 3000, 30],
+        ['main conf leak', 900, 9],
+    ]);
+
+    p.base_values = [[2000, 20], [100, 1]];
+    p.significant = [0, 1];
+
+    const tree = F.buildTree(p, 0);
+    const conf = F.find(tree, ['main', 'conf']);
+    const churn = conf.children.find((n) => n.name === 'churn');
+    const leak = conf.children.find((n) => n.name === 'leak');
+
+    assert.strictEqual(churn.total - churn.base, 1000);
+    assert.strictEqual(churn.sig, 0, 'the churn is noise: not painted');
+    assert.strictEqual(F.changeClass(churn.sig, F.largestChange(tree)),
+                       'same');
+    assert.strictEqual(leak.sig, 800);
+    assert.strictEqual(conf.sig, 800, 'callers carry only the leak');
+    assert.strictEqual(F.largestChange(tree), 800);
+    assert.match(F.changeClass(leak.sig, F.largestChange(tree)), /^grown d5$/);
+
+    /* without a judgement, every change counts, as before */
+    delete p.significant;
+    assert.strictEqual(F.largestChange(F.buildTree(p, 0)), 1000);
+});
+
 test('a comparison: what is gone, outermost first, largest first', () => {
     const tree = F.buildTree(COMPARED, 0);
     const gone = F.gone(tree);
