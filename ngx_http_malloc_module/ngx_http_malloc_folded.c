@@ -922,7 +922,9 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
             types[i++] = m;
 
         } else if (tag == (12 << 3 | 0)) {
-            pr->period = v;
+            /* an int64 in profile.proto: larger is a negative period */
+            pr->period = (v > INT64_MAX) ? INT64_MAX : v;
+            v = pr->period;
 
             if (np->period == 0) {
                 np->period = v;
