@@ -141,7 +141,11 @@ ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
 
     ngx_http_malloc_apply_sync(mmcf, cycle->log);
 
-    /* the master's memory after the read, for GET stats */
+    /*
+     * The master's memory after the read, for GET stats.  Its reading
+     * lives in this cycle's pool: the last cycle's goes with that cycle.
+     */
+    ngx_http_malloc_rss_task = NULL;
     ngx_http_malloc_apply_rss(cycle, mmcf, 1, cycle->log);
 
     if ((ngx_uint_t) active != ngx_http_malloc_board_desired(mmcf, NULL)) {

@@ -428,6 +428,13 @@ test_outside(void)
            "half of it or more the allocator's: not outside");
 
     to = from;
+    to.rss = from.rss + 40 * MB;
+    to.other_anonymous = from.other_anonymous + 40 * MB - MB / 2;
+    to.stack = MB / 2;
+    n = ngx_http_malloc_rss_outside(&from, &to, 1, grew);
+    is_int((long) n, 1, "a part that grew by less than a MiB is left out");
+
+    to = from;
     to.rss = from.rss + 100 * MB;
     to.allocated = 0;
     to.allocator_overhead = 0;
