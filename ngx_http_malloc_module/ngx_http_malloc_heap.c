@@ -782,8 +782,8 @@ int
 ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
     const ngx_http_malloc_heap_t *base, ngx_http_malloc_noise_t *nz)
 {
-    size_t                          i, n, nzmax;
-    double                          zmax, *z, *zs;
+    size_t                          i, n, all, nzmax;
+    double                          zmax, *z, *d, *zs;
     uint64_t                        period;
     unsigned char                  *seen;
     ngx_http_malloc_side_t          now, was;
@@ -802,21 +802,22 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
 
     memset(nz, 0, sizeof(ngx_http_malloc_noise_t));
 
-    z = ngx_http_malloc_arena_alloc(heap->arena,
-                                    (heap->nstacks + 1) * sizeof(double));
-    zs = ngx_http_malloc_arena_alloc(heap->arena,
-                        (heap->nstacks + base->nstacks + 1) * sizeof(double));
+    /* the heap's stacks, then the base's that the heap has not */
+
+    all = heap->nstacks + base->nstacks;
+
+    z = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
+    d = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
+    zs = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
     seen = ngx_http_malloc_arena_alloc(heap->arena, base->nstacks + 1);
 
-    if (z == NULL || zs == NULL || seen == NULL) {
+    if (z == NULL || d == NULL || zs == NULL || seen == NULL) {
         return -2;
     }
 
-    /* every stack of either heap is compared, those gone too */
-
     nzmax = 0;
 
-    for (i = 0; i < heap->nstacks + base->nstacks; i++) {
+    for (i = 0; i < all; i++) {
 
         if (i < heap->nstacks) {
             s = &heap->stacks[i];
@@ -827,6 +828,7 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
             b = &base->stacks[i - heap->nstacks];
 
         } else {
+            /* z and d stay 0: judged as no change, and not counted */
             continue;
         }
 
@@ -836,49 +838,31 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
         nz->base_samples += was.samples;
         nz->net += now.bytes - was.bytes;
 
+        d[i] = now.bytes - was.bytes;
+        z[i] = ngx_http_malloc_noise_z(&now, &was, &zmax);
+
         if (now.samples + was.samples > 0) {
             nz->compared++;
-            zmax = 0;
-
-            if (s != NULL) {
-                z[i] = ngx_http_malloc_noise_z(&now, &was, &zmax);
-
-            } else {
-                (void) ngx_http_malloc_noise_z(&now, &was, &zmax);
-            }
-
             zs[nzmax++] = zmax;
         }
     }
 
     ngx_http_malloc_noise_level(nz, zs, nzmax);
 
-    /* what shrank beyond the noise is counted, not kept */
-
-    for (i = 0; i < base->nstacks; i++) {
-        if (!seen[i]) {
-            b = &base->stacks[i];
-            ngx_http_malloc_heap_sides(period, NULL, b, &now, &was);
-            (void) ngx_http_malloc_noise_judge(nz,
-                                   ngx_http_malloc_noise_z(&now, &was, &zmax),
-                                   now.bytes - was.bytes);
-        }
-    }
+    /* every change is judged; what grew beyond the noise stays */
 
     n = 0;
     heap->accum = 0;
 
-    for (i = 0; i < heap->nstacks; i++) {
-        s = &heap->stacks[i];
-        b = ngx_http_malloc_heap_base(base, s, NULL);
-
-        ngx_http_malloc_heap_sides(period, s, b, &now, &was);
-
-        if (ngx_http_malloc_noise_judge(nz, z[i], now.bytes - was.bytes)
-            != 1)
+    for (i = 0; i < all; i++) {
+        if (ngx_http_malloc_noise_judge(nz, z[i], d[i]) != 1
+            || i >= heap->nstacks)
         {
             continue;
         }
+
+        s = &heap->stacks[i];
+        b = ngx_http_malloc_heap_base(base, s, NULL);
 
         if (b != NULL) {
             if (s->bytes <= b->bytes) {

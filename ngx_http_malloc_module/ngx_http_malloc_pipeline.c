@@ -238,33 +238,32 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
 int
 ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 {
-    int                         rc;
     ngx_http_malloc_resolver_t  rs;
 
     if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
         return pl->rc;
     }
 
+    /* sampled counts at different rates do not compare */
+
+    if ((pl->seconds || pl->subtract)
+        && pl->heap.period != 0 && pl->base.period != 0
+        && pl->heap.period != pl->base.period)
+    {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
+                                         "the sampling interval changed "
+                                         "during the growth window");
+    }
+
     /* the viewer's JSON has room for both signs: it compares by itself */
 
     if ((pl->seconds || pl->subtract)
-        && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED)
+        && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED
+        && ngx_http_malloc_heap_sub(&pl->heap, &pl->base, &pl->noise) != 0)
     {
-        rc = ngx_http_malloc_heap_sub(&pl->heap, &pl->base, &pl->noise);
-
-        if (rc == -1) {
-            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
-                                             "the sampling interval changed "
-                                             "during the growth window");
-        }
-
-        if (rc != 0) {
-            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
-                                             "out of memory while comparing "
-                                             "the heaps");
-        }
-
-        pl->compared = 1;
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while comparing "
+                                         "the heaps");
     }
 
     if (pl->format == NGX_HTTP_MALLOC_PIPE_V2) {
@@ -345,7 +344,7 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
     size_t                    n;
     ngx_http_malloc_noise_t  *nz;
 
-    if (!pl->compared) {
+    if (!pl->seconds && !pl->subtract) {
         return 0;
     }
 
@@ -433,13 +432,6 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     }
 
     if (pl->seconds || pl->subtract) {
-        if (pl->heap.period != 0 && pl->base.period != 0
-            && pl->heap.period != pl->base.period)
-        {
-            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
-                                             "the sampling interval changed "
-                                             "during the growth window");
-        }
 
         /* the base's own mappings: a reload may have moved a module */
 

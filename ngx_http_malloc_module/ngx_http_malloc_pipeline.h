@@ -55,8 +55,8 @@ typedef struct {
     unsigned                    keep:1;     /* the files read are not
                                                removed (the master's) */
     unsigned                    subtract:1; /* heap - base, as a window */
-    unsigned                    compared:1; /* "noise" is set */
-    ngx_http_malloc_noise_t     noise;      /* what heap - base rests on */
+    ngx_http_malloc_noise_t     noise;      /* what heap - base rests on,
+                                               once encoded (not FOLDED) */
     const char                 *exact_of;   /* what the comparison
                                                estimates, exactly known:
                                                "the master's allocated

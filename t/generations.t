@@ -19,22 +19,11 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use Test::More;
-use MallocTest qw(free_port poll_until);
+use MallocTest qw(free_port poll_until held);
 
 $ENV{HOME} = '/tmp';
 
 my $MB = 1024 * 1024;
-
-# MiB held by the leaf function $func in a heap.json answer
-sub held {
-    my ($j, $func) = @_;
-    my $sum = 0;
-    for my $i (0 .. $#{$j->{stacks} // []}) {
-        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
-        $sum += $j->{values}[$i][0];
-    }
-    return $sum / $MB;
-}
 
 my $t = MallocTest->new(workers => 2);
 my $p = $t->prefix;

@@ -12,7 +12,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use Test::More;
-use MallocTest qw(poll_until);
+use MallocTest qw(poll_until held);
 
 $ENV{HOME} = '/tmp';
 
@@ -124,17 +124,10 @@ ok(!grep(/\.tmp$/, glob("$dir/.*")), 'no temporary file left');
 $t->no_alerts;
 $t->stop;
 
-# the heap viewer's JSON of a snapshot, and the live heap against it
-
-sub held {
-    my ($j, $key) = @_;
-    my $sum = 0;
-    for my $i (0 .. $#{$j->{stacks} // []}) {
-        next unless $j->{names}[$j->{stacks}[$i][-1]]
-                    eq 'ngx_http_malloc_test_hold';
-        $sum += $j->{$key}[$i][0];
-    }
-    return $sum / 1024 / 1024;
+# MiB of the test module's holder in an answer's values or base_values
+sub hold {
+    my ($r, $key) = @_;
+    return held($r->{json}, 'ngx_http_malloc_test_hold', $key);
 }
 
 {
@@ -152,20 +145,20 @@ my $pid = ($t->worker_pids)[0];
 
 my $r = $t->get("/malloc/pprof/heap.json?snapshot=$names[0]");
 is($r->{status}, 200, 'heap.json?snapshot=<file>');
-ok(abs(held($r->{json}, 'values') - 8) < 2,
-   'the snapshot holds the 8 MiB: ' . held($r->{json}, 'values'));
+ok(abs(hold($r, 'values') - 8) < 2,
+   'the snapshot holds the 8 MiB: ' . hold($r, 'values'));
 my ($group) = $names[0] =~ /^(snapshot-\w{16})/;
 is($t->get("/malloc/pprof/heap.json?snapshot=$group")->{status}, 200,
    'heap.json?snapshot=<time>');
 $t->get('/t/alloc?mb=16&block=8');
 $r = $t->get("/malloc/pprof/heap.json?base=$group");
 is($r->{status}, 200, 'heap.json?base=');
-ok(abs(held($r->{json}, 'base_values') - 8) < 2
-   && abs(held($r->{json}, 'values') - 24) < 4,
+ok(abs(hold($r, 'base_values') - 8) < 2
+   && abs(hold($r, 'values') - 24) < 4,
    sprintf('base 8 MiB, now 24: %.1f and %.1f',
-           held($r->{json}, 'base_values'), held($r->{json}, 'values')));
+           hold($r, 'base_values'), hold($r, 'values')));
 $r = $t->get("/malloc/pprof/heap.json?snapshot=$group&base=$group");
-ok(held($r->{json}, 'values') == held($r->{json}, 'base_values'),
+ok(hold($r, 'values') == hold($r, 'base_values'),
    'a snapshot against itself: no change');
 for my $bad ("pprof/heap.json?snapshot=$group&pid=$pid",
              "pprof/heap.json?base=$group&pid=$pid",

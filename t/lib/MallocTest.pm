@@ -18,7 +18,7 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
 
-our @EXPORT_OK = qw(json_decode poll_until free_port alive);
+our @EXPORT_OK = qw(json_decode poll_until free_port alive held);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
@@ -53,6 +53,18 @@ sub poll_until {
         return undef if time() > $end;
         sleep 0.02;
     }
+}
+
+# MiB that the stacks allocating in $func hold in a heap.json answer, in
+# its "values" or $key ("base_values")
+sub held {
+    my ($j, $func, $key) = @_;
+    my $sum = 0;
+    for my $i (0 .. $#{$j->{stacks} // []}) {
+        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
+        $sum += $j->{$key // 'values'}[$i][0];
+    }
+    return $sum / (1024 * 1024);
 }
 
 # the process exists and is not a zombie (an orphan that init has not
