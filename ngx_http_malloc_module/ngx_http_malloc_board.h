@@ -190,7 +190,9 @@ typedef struct {
                                             /* each worker's baseline */
     size_t                      peak;       /* of the last peak snapshot */
     ngx_msec_t                  until;      /* a firing's sampling ends */
+    ngx_msec_t                  base_at;    /* its heaps are recorded */
     ngx_uint_t                  fired;      /* sampling for a firing */
+    ngx_uint_t                  based;      /* the recording was taken */
     size_t                      grew;       /* by how much it fired */
 } ngx_http_malloc_watch_t;
 

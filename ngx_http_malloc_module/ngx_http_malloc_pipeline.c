@@ -769,8 +769,8 @@ ngx_http_malloc_pipe_address(const unsigned char *p,
 
 
 int
-ngx_http_malloc_pipe_write(char **paths, const char *out, char *err,
-    size_t len)
+ngx_http_malloc_pipe_write(char **paths, ngx_http_malloc_pipe_base_t *base,
+    const char *out, char *err, size_t len)
 {
     int                      fd, rc;
     ssize_t                  n;
@@ -782,6 +782,13 @@ ngx_http_malloc_pipe_write(char **paths, const char *out, char *err,
     }
 
     pl.format = NGX_HTTP_MALLOC_PIPE_PROTO;
+
+    if (base != NULL) {
+        pl.subtract = 1;
+        pl.exact_of = base->exact_of;
+        pl.exact_change = base->exact_change;
+        (void) ngx_http_malloc_pipe_read(&pl, base->paths, 1);
+    }
 
     if (ngx_http_malloc_pipe_read(&pl, paths, 0) != NGX_HTTP_MALLOC_PIPE_OK
         || ngx_http_malloc_pipe_encode(&pl) != NGX_HTTP_MALLOC_PIPE_OK)

@@ -88,12 +88,21 @@ int ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl);
 int ngx_http_malloc_pipe_symbols(ngx_http_malloc_pipe_t *pl,
     const unsigned char *body, size_t len);
 
+/* the start of a growth that a written profile is to hold */
+typedef struct {
+    char                      **paths;      /* its dumps, removed */
+    const char                 *exact_of;   /* as in the pipe */
+    int64_t                     exact_change;
+} ngx_http_malloc_pipe_base_t;
+
+
 /*
  * A symbolized profile.proto of the dumps at "paths" (removed) written to
- * "out", never over an existing file.  0, or a pipe_rc_e with a reason.
+ * "out", never over an existing file; with a base, what grew beyond the
+ * sampling noise since.  0, or a pipe_rc_e with a reason.
  */
-int ngx_http_malloc_pipe_write(char **paths, const char *out, char *err,
-    size_t len);
+int ngx_http_malloc_pipe_write(char **paths, ngx_http_malloc_pipe_base_t *base,
+    const char *out, char *err, size_t len);
 
 /*
  * Loads the symbols of every file mapped in this process (the master

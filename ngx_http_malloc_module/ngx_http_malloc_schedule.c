@@ -51,6 +51,13 @@ typedef struct {
     ngx_http_malloc_task_t         task;
     ngx_event_t                    poll;
     const char                    *reason;       /* NULL: the schedule */
+    ngx_uint_t                     basing;       /* this collection is the
+                                                    start of a watch's
+                                                    window */
+    ngx_uint_t                     with_base;    /* this one is its end */
+    ngx_http_malloc_pipe_base_t    base;         /* the start's dumps */
+    ngx_pool_t                    *base_pool;
+    off_t                          base_allocated;
     char                           tag[32];      /* "<reason>.<figure>." */
     char                           ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                           out[NGX_MAX_PATH];
@@ -71,6 +78,9 @@ static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
     size_t total, size_t *each);
 static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
     const char *reason, size_t figure, ngx_log_t *log);
+static void ngx_http_malloc_schedule_based(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n, ngx_log_t *log);
+static void ngx_http_malloc_schedule_unbase(ngx_http_malloc_snap_t *sn);
 static void ngx_http_malloc_schedule_poll(ngx_event_t *ev);
 static void ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
@@ -268,15 +278,43 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     }
 
     if (w.fired) {
+
+        /*
+         * halfway, the workers' heaps are recorded: what the window then
+         * saves is what grew beyond the noise since, not all that was
+         * sampled since sampling began (churn that was there before but
+         * unsampled would pass for growth)
+         */
+
+        if (!w.based
+            && (ngx_msec_int_t) (ngx_current_msec - w.base_at) >= 0)
+        {
+            w.based = 1;
+            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+
+            sn->basing = 1;
+            ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                          0, log);
+            return;
+        }
+
         if ((ngx_msec_int_t) (w.until - ngx_current_msec) > 0) {
             return;
         }
 
         /* the window is over: what grew in it, then a new baseline */
 
-        ngx_log_error(NGX_LOG_NOTICE, log, 0,
-                      "heap growth of %uz bytes: saving what was sampled "
-                      "in the last %M ms", w.grew, wc->sample);
+        if (sn->base.paths != NULL) {
+            ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                          "heap growth of %uz bytes: saving what grew "
+                          "beyond the sampling noise in the last %M ms",
+                          w.grew, ngx_current_msec - w.base_at);
+
+        } else {
+            ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                          "heap growth of %uz bytes: saving what was "
+                          "sampled in the last %M ms", w.grew, wc->sample);
+        }
 
         w.fired = 0;
         w.baseline = total;
@@ -326,7 +364,9 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
             (void) ngx_http_malloc_board_post(sn->mmcf, &cmd, log);
 
             w.fired = 1;
+            w.based = 0;
             w.until = ngx_current_msec + wc->sample;
+            w.base_at = ngx_current_msec + wc->sample / 2;
             ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
             return;
         }
@@ -443,6 +483,9 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
                           "\"%V\" holds %O bytes, its max_size is %O",
                           reason, &sn->mmcf->dump_dir->name, used,
                           sn->mmcf->dump_max_size);
+
+            /* a window without its start ends as a plain snapshot */
+            sn->basing = 0;
             return;
         }
     }
@@ -466,6 +509,9 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
 
     sn->reason = reason;
     sn->tag[0] = '\0';
+    sn->with_base = (!sn->basing && sn->base.paths != NULL
+                     && reason != NULL
+                     && ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_GROWTH) == 0);
 
     if (reason != NULL) {
         (void) ngx_snprintf((u_char *) sn->tag, sizeof(sn->tag), "%s.%uz.%Z",
@@ -560,7 +606,23 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         return;
     }
 
-    if (sn->mmcf->snapshot != NULL && !sn->mmcf->snapshot->pprof) {
+    if (sn->basing) {
+        ngx_http_malloc_schedule_based(sn, w, n, log);
+        return;
+    }
+
+    if (sn->with_base) {
+        sn->base.exact_change = -sn->base_allocated;
+
+        for (i = 0; i < n; i++) {
+            if (w[i].pid != 0) {
+                sn->base.exact_change += w[i].stats.allocated;
+            }
+        }
+
+    /* a difference is one merged profile, whatever the format */
+
+    } else if (sn->mmcf->snapshot != NULL && !sn->mmcf->snapshot->pprof) {
         ngx_http_malloc_schedule_publish(sn->mmcf, sn->reason, sn->paths,
                                          log);
         ngx_http_malloc_schedule_result(sn, 1, NULL, log);
@@ -587,6 +649,63 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 
     ngx_http_malloc_schedule_merge(sn);
     ngx_http_malloc_schedule_merged(sn);
+}
+
+
+/*
+ * The start of a watch's window: its dumps wait for the end, with the
+ * workers' allocated bytes then, for the exact figure beside the growth.
+ */
+
+static void
+ngx_http_malloc_schedule_based(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n, ngx_log_t *log)
+{
+    ngx_uint_t  i;
+
+    ngx_http_malloc_schedule_unbase(sn);
+
+    sn->base.paths = sn->paths;
+    sn->base.exact_of = "the workers' allocated bytes over the second half "
+                        "of the window";
+    sn->base_pool = sn->pool;
+    sn->base_allocated = 0;
+
+    for (i = 0; i < n; i++) {
+        if (w[i].pid != 0) {
+            sn->base_allocated += w[i].stats.allocated;
+        }
+    }
+
+    ngx_log_error(NGX_LOG_INFO, log, 0, "heap growth window: the workers' "
+                  "heaps recorded, %O bytes allocated", sn->base_allocated);
+
+    sn->basing = 0;
+    sn->pool = NULL;
+    sn->paths = NULL;
+    sn->seq = 0;
+}
+
+
+/* the start's dumps go, read (by the merge) or not */
+
+static void
+ngx_http_malloc_schedule_unbase(ngx_http_malloc_snap_t *sn)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; sn->base.paths != NULL && sn->base.paths[i] != NULL; i++) {
+        (void) ngx_delete_file(sn->base.paths[i]);
+    }
+
+    if (sn->base_pool != NULL) {
+        ngx_destroy_pool(sn->base_pool);
+    }
+
+    sn->base.paths = NULL;
+    sn->base_pool = NULL;
+    sn->basing = 0;
+    sn->with_base = 0;
 }
 
 
@@ -634,8 +753,9 @@ ngx_http_malloc_schedule_merge(void *data)
 {
     ngx_http_malloc_snap_t *sn = data;
 
-    sn->rc = ngx_http_malloc_pipe_write(sn->paths, sn->out, sn->err,
-                                        sizeof(sn->err));
+    sn->rc = ngx_http_malloc_pipe_write(sn->paths,
+                                        sn->with_base ? &sn->base : NULL,
+                                        sn->out, sn->err, sizeof(sn->err));
 }
 
 
@@ -706,6 +826,10 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
     const char *text, ngx_log_t *log)
 {
     ngx_uint_t  was;
+
+    if (sn->with_base || sn->basing) {
+        ngx_http_malloc_schedule_unbase(sn);
+    }
 
     if (sn->reason != NULL) {
         /* a watch's snapshot: each is an event of its own */

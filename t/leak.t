@@ -157,6 +157,11 @@ sub snapshots_of {
                           \ all:\ heap\ profiling\ turned\ on\ for\ 3000\ ms/x,
          'growth: logged at notice, with the figures');
 
+    # halfway through the window the workers' heaps are recorded: what
+    # grows after that is the window's growth
+    ok(poll_until(5, sub {
+        $t->log_text =~ /heap growth window: the workers' heaps recorded/;
+    }), 'growth: the start of the window recorded, logged at info');
     $t->get('/t/alloc?mb=16&block=8');
 
     my @snap;

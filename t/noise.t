@@ -4,9 +4,10 @@
 # (one per 512 KiB on average), so two heaps of a module that rebuilds
 # the same state differ by chance; a comparison keeps only the changes
 # beyond that noise, and says what it rests on beside the exact figure.
-# The master across reloads (since=) and a worker's growth window
-# (seconds=): a churn that holds steady shows no growth, a leak beside it
-# is named with what it leaked, and the churn is not.
+# The master across reloads (since=), a worker's growth window
+# (seconds=) and malloc_watch's growth snapshot: a churn that holds
+# steady shows no growth, a leak beside it is named with what it leaked,
+# and the churn is not.
 
 use strict;
 use warnings;
@@ -15,6 +16,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use POSIX ();
+use Time::HiRes qw(sleep);
 use Test::More;
 use MallocTest;
 
@@ -174,8 +176,8 @@ for my $case ([default => undef], [fine => $FINE]) {
 }
 
 ###########################################################################
-# a worker's growth window under traffic: 4 MiB of 128-byte blocks
-# replaced at every request, and beside it a leak of 256 KiB a request
+# a worker's growth window under traffic: 1 MiB of 128-byte blocks
+# replaced at every request, and beside it a leak of 64 KiB a request
 
 sub window {
     my ($t, $query, $path) = @_;
@@ -184,7 +186,12 @@ sub window {
 
     if ($pid == 0) {
         my $end = time + 4;
-        $t->get("/t/alloc?$query") while time < $end;
+        while (time < $end) {
+            $t->get("/t/alloc?$query");
+            # a dump that meets a request half-way through its rotation
+            # sees a real, passing change: keep such meetings rare
+            sleep 0.05;
+        }
         # not exit: the child's destructors would stop nginx
         POSIX::_exit(0);
     }
@@ -197,9 +204,9 @@ sub window {
 {
     my $t = MallocTest->new(workers => 1, malloc_conf => $FINE)->start;
     $t->post('/malloc/prof_active', 'true');
-    $t->get('/t/alloc?rotate=4096');
+    $t->get('/t/alloc?rotate=1024');
 
-    my $r = window($t, 'rotate=4096',
+    my $r = window($t, 'rotate=1024',
                    '/malloc/pprof/heap.json?seconds=3');
     is($r->{status}, 200, 'window, churn: heap.json over 3 s');
     my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
@@ -209,7 +216,7 @@ sub window {
     like($r->{json}{comparison}{exact}{of} // '', qr/allocated bytes in the window/,
          'window, churn: the exact change of the window beside it');
 
-    $r = window($t, 'rotate=4096', '/malloc/pprof/heap.pb.gz?seconds=3');
+    $r = window($t, 'rotate=1024', '/malloc/pprof/heap.pb.gz?seconds=3');
     open my $fh, '>', $t->prefix . '/window.pb.gz' or die;
     print $fh $r->{content};
     close $fh;
@@ -218,7 +225,7 @@ sub window {
     is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
        'window, churn: go tool pprof shows no growth of it') or diag $top;
 
-    $r = window($t, 'rotate=4096&drip=16',
+    $r = window($t, 'rotate=1024&drip=64',
                 '/malloc/pprof/heap.json?seconds=3');
     is($r->{status}, 200, 'window, leak: heap.json over 3 s')
         or diag $r->{content};
@@ -229,8 +236,94 @@ sub window {
     within($change, $exact, 'window, leak: named with what it leaked');
     ok(@sig && !grep({ $_ != 1 } @sig), 'window, leak: beyond the noise');
     ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
-    ok(!grep({ $_ == 1 } @sig), 'window, leak: the churn is not named');
+    ok(!grep({ $_ == 1 } @sig), 'window, leak: the churn is not named')
+        or diag explain [$r->{json}{comparison}, significant($r->{json})];
 
+    $t->no_alerts;
+    $t->stop;
+}
+
+###########################################################################
+# malloc_watch: a step of 24 MiB fires it with sampling off; its window
+# then saves what grew beyond the noise in its second half
+
+sub watch_snapshot {
+    my ($query) = @_;
+
+    my $t = MallocTest->new(workers => 1, malloc_conf => $FINE,
+        http => 'malloc_watch growth=16m sample=4s;')->start;
+    $t->get('/t/alloc?rotate=1024');
+
+    my $pid = fork // die;
+
+    if ($pid == 0) {
+        my $end = time + 12;
+        while (time < $end) {
+            $t->get("/t/alloc?$query");
+            sleep 0.05;
+        }
+        POSIX::_exit(0);
+    }
+
+    sleep 1;
+    $t->get('/t/alloc?mb=24&block=8');
+
+    my @snap;
+    MallocTest::poll_until(15, sub {
+        @snap = grep { $_->{reason} eq 'growth' }
+                     @{$t->get('/malloc/snapshots')->{json}{snapshots}};
+    });
+    waitpid $pid, 0;
+
+    # a window the leak fired again ends too, and takes its files along
+    my @hidden;
+    MallocTest::poll_until(15, sub {
+        @hidden = glob($t->dump_dir . '/.snapshot-*');
+        !@hidden && !$t->get('/malloc/prof_active')->{json}{prof_active};
+    });
+
+    my ($top, $comments) = ('', '');
+
+    if (@snap) {
+        my $file = $t->prefix . '/watch.pb.gz';
+        my $r = $t->get("/malloc/snapshots/$snap[0]{name}");
+        open my $fh, '>', $file or die;
+        print $fh $r->{content};
+        close $fh;
+        $top = `go tool pprof -top -sample_index=inuse_space $file 2>&1`;
+        $comments = `go tool pprof -comments $file 2>&1`;
+    }
+
+    return ($t, scalar @snap, $top, $comments, scalar @hidden);
+}
+
+{
+    my ($t, $n, $top, $comments, $hidden) = watch_snapshot('rotate=1024');
+    is($n, 1, 'watch, churn: a growth snapshot');
+    is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
+       'watch, churn: the churn is not growth') or diag $top;
+    is(flat($top, 'ngx_http_malloc_test_hold'), 0,
+       'watch, churn: nor the step before the window');
+    like($comments, qr/over the second half of the window changed by/,
+         'watch, churn: the exact change beside it') or diag $comments;
+    is($hidden, 0, 'watch, churn: no hidden dump left');
+    $t->no_alerts;
+    $t->stop;
+}
+
+{
+    my ($t, $n, $top, $comments, $hidden) =
+        watch_snapshot('rotate=1024&drip=64');
+    is($n, 1, 'watch, leak: a growth snapshot');
+    my ($exact) = $comments =~ /changed by \+?(-?\d+) bytes \(exact\)/;
+    ok(($exact // 0) > $MB, sprintf('watch, leak: the workers grew by '
+                                    . '%.2f MiB in the second half (exact)',
+                                    ($exact // 0) / $MB)) or diag $comments;
+    within(flat($top, 'ngx_http_malloc_test_drip'), $exact // 0,
+           'watch, leak: named with what it leaked') or diag $top;
+    is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
+       'watch, leak: and not the churn');
+    is($hidden, 0, 'watch, leak: no hidden dump left');
     $t->no_alerts;
     $t->stop;
 }

@@ -142,6 +142,7 @@ static void test_rate(void);
 static void test_codes(void);
 static void test_symbols(void);
 static void test_write(void);
+static void test_write_base(void);
 static void test_preload(void);
 
 
@@ -972,6 +973,56 @@ test_symbols(void)
 }
 
 
+/* a written growth: against a base of the same dumps nothing grew */
+
+static void
+test_write_base(void)
+{
+    int                           rc;
+    char                          a[PATH_MAX], b[PATH_MAX], o[PATH_MAX];
+    char                         *paths[2], *bases[2];
+    char                          err[NGX_HTTP_MALLOC_PIPE_ERR_LEN];
+    size_t                        len, plen;
+    unsigned char                *data, *proto;
+    ngx_http_malloc_pipe_base_t   base;
+
+    put(at(a, "now.heap"), STR(DUMP_A));
+    put(at(b, "then.heap"), STR(DUMP_A));
+    at(o, "growth.pb.gz");
+
+    paths[0] = a;
+    paths[1] = NULL;
+    bases[0] = b;
+    bases[1] = NULL;
+
+    base.paths = bases;
+    base.exact_of = "the test's bytes";
+    base.exact_change = 4096;
+
+    rc = ngx_http_malloc_pipe_write(paths, &base, o, err, sizeof(err));
+
+    if (!is_int(rc, NGX_HTTP_MALLOC_PIPE_OK, "write base: written")) {
+        diag("%s", err);
+    }
+
+    ok(!exists(a) && !exists(b), "write base: both dumps removed");
+
+    data = slurp(o, &len);
+    proto = (data != NULL) ? gunzip(data, len, &plen) : NULL;
+
+    ok(has(proto, plen, "all at once; 0 of 2 stacks"),
+       "write base: nothing grew of the two stacks");
+    ok(has(proto, plen, "growth: only the stacks that grew beyond "
+           "sampling noise"), "write base: the comparison in a comment");
+    ok(has(proto, plen, "the test's bytes changed by +4096 bytes (exact)"),
+       "write base: the exact figure beside it");
+
+    free(proto);
+    free(data);
+    (void) unlink(o);
+}
+
+
 static void
 test_write(void)
 {
@@ -993,7 +1044,7 @@ test_write(void)
 
     err[0] = '\0';
 
-    rc = ngx_http_malloc_pipe_write(paths, o, err, sizeof(err));
+    rc = ngx_http_malloc_pipe_write(paths, NULL, o, err, sizeof(err));
 
     if (!is_int(rc, NGX_HTTP_MALLOC_PIPE_OK, "write: written")) {
         diag("%s", err);
@@ -1020,7 +1071,7 @@ test_write(void)
     put(a, STR(DUMP_A));
     put(b, STR(DUMP_B));
 
-    rc = ngx_http_malloc_pipe_write(paths, o, err, sizeof(err));
+    rc = ngx_http_malloc_pipe_write(paths, NULL, o, err, sizeof(err));
 
     is_int(rc, NGX_HTTP_MALLOC_PIPE_WRITE, "write: an existing file refused");
 
@@ -1051,7 +1102,7 @@ test_write(void)
 
     paths[1] = NULL;
 
-    is_int(ngx_http_malloc_pipe_write(paths, l, err, sizeof(err)),
+    is_int(ngx_http_malloc_pipe_write(paths, NULL, l, err, sizeof(err)),
            NGX_HTTP_MALLOC_PIPE_WRITE, "write: a symbolic link refused");
     ok(!exists(t), "write: nothing created where it points");
 
@@ -1066,7 +1117,7 @@ test_write(void)
     paths[0] = m;
     paths[1] = b;
 
-    is_int(ngx_http_malloc_pipe_write(paths, x, err, sizeof(err)),
+    is_int(ngx_http_malloc_pipe_write(paths, NULL, x, err, sizeof(err)),
            NGX_HTTP_MALLOC_PIPE_READ, "write: a missing dump");
     ok(strstr(err, m) != NULL, "write: the error names the dump");
     ok(!exists(x), "write: no file");
@@ -1079,7 +1130,7 @@ test_write(void)
 
     memset(err, 'x', sizeof(err));
 
-    is_int(ngx_http_malloc_pipe_write(paths, x, err, 16),
+    is_int(ngx_http_malloc_pipe_write(paths, NULL, x, err, 16),
            NGX_HTTP_MALLOC_PIPE_READ, "write: a short error buffer");
     is_int((long) strlen(err), 15, "write: the error cut, NUL-terminated");
     ok(err[16] == 'x', "write: nothing past the buffer");
@@ -1197,6 +1248,7 @@ main(void)
     test_codes();
     test_symbols();
     test_write();
+    test_write_base();
     test_preload();
 
     if (!ok(rmdir(dir) == 0, "every file removed")) {
