@@ -83,6 +83,8 @@ static char **ngx_http_malloc_profile_generation(ngx_http_request_t *r,
     ngx_int_t *sent);
 static void ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base);
+static void ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
@@ -179,6 +181,10 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
            != NGX_OK)
     {
         return rc;
+    }
+
+    if (snapshot && base) {
+        ngx_http_malloc_profile_reloads(r, pf);
     }
 
     pf->pipe.format = (ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
@@ -336,6 +342,54 @@ ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
 
     *last = '\0';
     pf->pipe.caveat = (char *) p;
+}
+
+
+/*
+ * Two of the master's reload snapshots compared (as the viewer does): the
+ * generations they are of know the exact change between them.
+ */
+
+static void
+ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf)
+{
+    ngx_str_t                     name, against;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_gen_t        *gen, *base;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ngx_http_arg(r, (u_char *) "snapshot", 8, &name) != NGX_OK
+        || ngx_http_arg(r, (u_char *) "base", 4, &against) != NGX_OK)
+    {
+        return;
+    }
+
+    n = ngx_http_malloc_board_generations(mmcf, gens);
+    gen = NULL;
+    base = NULL;
+
+    for (i = 0; i < n; i++) {
+        if (ngx_strlen(gens[i].snapshot) == name.len
+            && ngx_strncmp(gens[i].snapshot, name.data, name.len) == 0)
+        {
+            gen = &gens[i];
+        }
+
+        if (ngx_strlen(gens[i].snapshot) == against.len
+            && ngx_strncmp(gens[i].snapshot, against.data, against.len)
+               == 0)
+        {
+            base = &gens[i];
+        }
+    }
+
+    if (gen != NULL && base != NULL) {
+        ngx_http_malloc_profile_exact(pf, gen, base);
+    }
 }
 
 

@@ -169,7 +169,7 @@ $t->stop;
 # churn is drawn, and painted as nothing, for it is within the noise
 
 SKIP: {
-    skip $why, 4 unless $chromium;
+    skip $why, 5 unless $chromium;
 
     my $m = MallocTest->new(workers => 1,
                             http => 'malloc_test_churn 16m 128;')->start;
@@ -190,6 +190,9 @@ SKIP: {
     like($dom, qr/no stack changed beyond the sampling noise at 99% (?#
                  )confidence, on [\d,]+ samples now/,
          'reloads: the summary says it is within the noise');
+    like($dom, qr/the master's allocated bytes from generation 3 to 13: (?#
+                 )[-+][\d.]+ [KM]iB \(exact\)/,
+         'reloads: and the exact change of the master beside it');
 
     $m->no_alerts;
     $m->stop;
