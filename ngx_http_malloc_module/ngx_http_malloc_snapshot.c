@@ -201,10 +201,14 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     rc = ngx_http_send_header(r);
 
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only
-        || ngx_file_size(&fi) == 0)
-    {
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
         return rc;
+    }
+
+    /* an empty file has no buffer to be the last: the end, alone */
+
+    if (ngx_file_size(&fi) == 0) {
+        return ngx_http_send_special(r, NGX_HTTP_LAST);
     }
 
     b->file->fd = fd;

@@ -11,6 +11,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
+use HTTP::Tiny;
 use Test::More;
 use MallocTest qw(poll_until held);
 
@@ -87,6 +88,19 @@ like(`cd / && go tool pprof -top $file 2>&1`, qr/ngx_http_malloc_test_hold/,
 
 for my $bad ('nope', 'snapshot-..', '.snapshot-x', 'snapshot-x%2Fy') {
     is($t->get("/malloc/snapshots/$bad")->{status}, 404, "404 for $bad");
+}
+
+# an empty file in the directory (a disk that filled, a hand's touch):
+# answered at once, empty, not left hanging
+{
+    my $empty = 'snapshot-20000101T000000Z.pb.gz';
+    open my $eh, '>', $t->dump_dir . "/$empty" or die;
+    close $eh;
+    my $ua = HTTP::Tiny->new(timeout => 5);
+    my $er = $ua->get($t->url("/malloc/snapshots/$empty"));
+    is($er->{status}, 200, 'an empty snapshot: answered');
+    is($er->{content}, '', 'an empty snapshot: an empty body');
+    unlink $t->dump_dir . "/$empty";
 }
 
 # a reload keeps the schedule: no second snapshot for the same second
