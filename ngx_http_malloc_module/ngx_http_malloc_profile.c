@@ -30,6 +30,11 @@
 #include "ngx_http_malloc_path.h"
 
 
+#define NGX_HTTP_MALLOC_PROCESS_ARGS                                         \
+    "\"process\" takes \"master\", without \"pid\", \"seconds\", "           \
+    "\"snapshot\" or \"base\""
+
+
 /* the longest growth window a request may wait for */
 #define NGX_HTTP_MALLOC_SECONDS_MAX  3600
 
@@ -99,7 +104,7 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
     ngx_int_t                     n, rc;
-    ngx_str_t                     arg;
+    ngx_str_t                     arg, value;
     ngx_uint_t                    i, nw, found, snapshot, base;
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_profile_t    *pf;
@@ -133,6 +138,14 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     }
 
     if (ngx_http_arg(r, (u_char *) "pid", 3, &arg) == NGX_OK) {
+
+        /* the master is no worker: a wrong mix, before any lookup */
+
+        if (ngx_http_arg(r, (u_char *) "process", 7, &value) == NGX_OK) {
+            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                       "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
+        }
+
         n = ngx_atoi(arg.data, arg.len);
 
         w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &nw);
@@ -201,9 +214,7 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
             || snapshot || base || pf->pipe.seconds || ctx->cmd.target)
         {
             return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
-                       "invalid_argument",
-                       "\"process\" takes \"master\", without \"pid\", "
-                       "\"seconds\", \"snapshot\" or \"base\"");
+                       "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
         }
 
         if (ngx_http_malloc_profile_master(r, pf, &rc) != NGX_OK) {

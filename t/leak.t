@@ -113,6 +113,8 @@ sub snapshots_of {
        'reload: none for the start');
     is($t->get('/malloc/pprof/heap.json?process=worker')->{status}, 400,
        'reload: process=master only');
+    is($t->get('/malloc/pprof/heap.json?process=master&pid=1')->{status},
+       400, 'reload: process=master with a pid is a wrong mix, not 404');
 
     $t->no_alerts;
     $t->stop;
