@@ -993,8 +993,18 @@ ngx_http_malloc_schedule_list(ngx_http_malloc_main_conf_t *mmcf,
 {
     size_t        len;
     u_char       *name;
+    ngx_tm_t      tm;
     ngx_dir_t     dir;
     struct stat   st;
+    char          now[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
+
+    /* a minute of slack: the clocks of the workers' ticks differ */
+
+    ngx_gmtime(ngx_time() + 60, &tm);
+    (void) ngx_snprintf((u_char *) now, sizeof(now),
+                        "%4d%02d%02dT%02d%02d%02dZ%Z",
+                        tm.ngx_tm_year, tm.ngx_tm_mon, tm.ngx_tm_mday,
+                        tm.ngx_tm_hour, tm.ngx_tm_min, tm.ngx_tm_sec);
 
     *files = ngx_palloc(pool, NGX_HTTP_MALLOC_SNAP_FILES
                               * sizeof(ngx_http_malloc_snap_file_t));
@@ -1040,6 +1050,7 @@ ngx_http_malloc_schedule_list(ngx_http_malloc_main_conf_t *mmcf,
         (*files)[*n].reason = ngx_http_malloc_schedule_reason(name, len,
                                                    &(*files)[*n].figure);
         (*files)[*n].size = st.st_size;
+        (*files)[*n].future = (ngx_strcmp((*files)[*n].ts, now) > 0);
         (*n)++;
     }
 
@@ -1062,6 +1073,12 @@ ngx_http_malloc_schedule_cmp(const void *one, const void *two)
     const ngx_http_malloc_snap_file_t  *b = two;
 
     ngx_int_t  rc;
+
+    /* newest first, and those from the future last, the first to go */
+
+    if (a->future != b->future) {
+        return a->future ? 1 : -1;
+    }
 
     rc = ngx_strcmp(b->ts, a->ts);
 

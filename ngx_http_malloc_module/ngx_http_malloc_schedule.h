@@ -34,6 +34,9 @@ typedef struct {
     off_t                       figure;     /* growth: bytes grown; peak:
                                                bytes allocated; -1: none */
     off_t                       size;
+    ngx_uint_t                  future;     /* dated after now: written
+                                               before the clock stepped
+                                               back, so older than all */
 } ngx_http_malloc_snap_file_t;
 
 

@@ -103,6 +103,20 @@ for my $bad ('nope', 'snapshot-..', '.snapshot-x', 'snapshot-x%2Fy') {
     unlink $t->dump_dir . "/$empty";
 }
 
+# a snapshot dated in the future (written before the clock stepped
+# back) does not stay forever at the head of the list: it goes first
+{
+    my $future = "$dir/snapshot-20991231T235959Z.pb.gz";
+    system('cp', "$dir/$names[0]", $future) == 0 or die;
+    chmod 0644, $future;
+    my $n = starts($t);
+    ok(poll_until(10, sub { starts($t) >= $n + 2 && !-e $future }),
+       'a snapshot from the future goes at the next retention');
+    my @now = map { $_->{name} } @{snapshots($t)->{snapshots}};
+    ok(@now && $now[0] ne $names[0], 'and the newest snapshots stay: '
+       . "@now");
+}
+
 # a reload keeps the schedule: no second snapshot for the same second
 
 $t->reload;
