@@ -225,11 +225,17 @@ ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
         : ngx_cpymem(to, "no sampling", sizeof("no sampling") - 1);
     *p = '\0';
 
-    p = ngx_snprintf(text, sizeof(text) - 1,
-                     "the master's sampling interval changed from %s to "
-                     "%s: growth across it is partly the sampler's own "
-                     "memory (jemalloc keeps each sampled small object in "
-                     "a %uz-byte extent), not a leak", from, to, size);
+    p = (size == 0)
+        ? ngx_snprintf(text, sizeof(text) - 1,
+                       "the master's sampling interval changed from %s to "
+                       "%s: its samples do not compare across it (this "
+                       "jemalloc keeps sampled objects in place: the "
+                       "allocated bytes do not depend on it)", from, to)
+        : ngx_snprintf(text, sizeof(text) - 1,
+                       "the master's sampling interval changed from %s to "
+                       "%s: growth across it is partly the sampler's own "
+                       "memory (jemalloc keeps each sampled small object in "
+                       "a %uz-byte extent), not a leak", from, to, size);
     *p = '\0';
 
     return json_string((char *) text);

@@ -62,7 +62,10 @@ int ngx_http_malloc_je_lg_sample(size_t *lg);
 int ngx_http_malloc_je_dump(const char *path);
 int ngx_http_malloc_je_prof_accum(int *accum);
 
-/* the bytes that a sampled small object takes (its own extent) */
+/*
+ * the bytes that a sampled small object takes beyond its size (its own
+ * extent in 5.3.0; 0 from 5.3.1 on, which keeps it in its slab)
+ */
 int ngx_http_malloc_je_sampled_size(size_t *size);
 
 /* refreshes the "epoch" first, so the figures are current */

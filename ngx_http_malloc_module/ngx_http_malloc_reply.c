@@ -415,13 +415,18 @@ ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     gens = ngx_http_malloc_board_generations(mmcf, gen);
     master = gens ? ngx_http_malloc_sampler_bytes(gen[0].small, lg, size) : 0;
 
-    p = ngx_snprintf(text, sizeof(text) - 1,
-                     "at one sample per 2^%uz bytes, the %uz-byte extents "
-                     "of sampled small objects will hold up to about %uz "
-                     "bytes while profiling is on: %uz in the workers as "
-                     "their heaps are allocated anew, %uz in the master "
-                     "from its second reload on",
-                     lg, size, all + master, all, master);
+    p = (size == 0)
+        ? ngx_snprintf(text, sizeof(text) - 1,
+                       "at one sample per 2^%uz bytes, no memory of its "
+                       "own: this jemalloc keeps sampled objects in place",
+                       lg)
+        : ngx_snprintf(text, sizeof(text) - 1,
+                       "at one sample per 2^%uz bytes, the %uz-byte extents "
+                       "of sampled small objects will hold up to about %uz "
+                       "bytes while profiling is on: %uz in the workers as "
+                       "their heaps are allocated anew, %uz in the master "
+                       "from its second reload on",
+                       lg, size, all + master, all, master);
     *p = '\0';
 
     j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:s}",

@@ -77,21 +77,29 @@ is($g{4}{sampling_changed}, undef, 'generation 4: the same interval');
 
 # a finer interval
 
+# 5.3.0 promotes a sampled small object to a 16 KiB extent; 5.3.1 (Debian
+# testing) keeps it in its slab, and costs nothing
+my ($v) = $t->get('/malloc/')->{json}{jemalloc}{version} =~ /^(\d+\.\d+\.\d+)/;
+my $promotes = sprintf('%03d%03d%03d', split /\./, $v) lt '005003001';
+
 my $r = $t->post('/malloc/prof_reset', '{"lg_sample": 14}');
 is($r->{status}, 200, 'prof_reset to 14');
 my $s = $r->{json}{sampler};
 is($s->{lg_sample}, 14, 'the estimate is for 2^14');
-is($s->{extent_bytes}, 16384, 'a sampled small object takes 16 KiB');
-ok($s->{master_bytes} > $MB,
+is($s->{extent_bytes}, $promotes ? 16384 : 0,
+   "a sampled small object takes 16 KiB on 5.3.0, nothing later ($v)");
+ok($promotes ? $s->{master_bytes} > $MB : $s->{master_bytes} == 0,
    "the master's share of the estimate: $s->{master_bytes} bytes");
 is(scalar(grep { ($_->{sampler_bytes} // 0) > 0 } @{$r->{json}{workers}}),
-   2, 'each worker\'s share');
+   $promotes ? 2 : 0, 'each worker\'s share');
 my $sum = 0;
 $sum += $_->{sampler_bytes} for @{$r->{json}{workers}};
 is($s->{workers_bytes}, $sum, 'the workers\' shares add up');
 is($s->{total_bytes}, $s->{workers_bytes} + $s->{master_bytes},
    'and the total with the master');
-like($s->{text}, qr/^at one sample per 2\^14 bytes, .* $s->{total_bytes} bytes/,
+like($s->{text}, $promotes
+     ? qr/^at one sample per 2\^14 bytes, .* $s->{total_bytes} bytes/
+     : qr/^at one sample per 2\^14 bytes, no memory of its own/,
      'in words');
 
 # 5: read at 19, then reset to 14: partial; 6: the first read at 14
@@ -109,17 +117,16 @@ $leak = leak_in(6);
 ok($leak > 2 && $leak < 6,
    sprintf 'generation 6 holds its own: %.1f MiB', $leak);
 is($g{5}{sampling_changed}, undef, 'generation 5: read at 19 as before');
-like($g{6}{sampling_changed} // '',
-     qr/from 2\^19 bytes to 2\^14 bytes: growth across it .*not a leak/,
+like($g{6}{sampling_changed} // '', $promotes
+     ? qr/from 2\^19 bytes to 2\^14 bytes: growth across it .*not a leak/
+     : qr/from 2\^19 bytes to 2\^14 bytes: its samples do not compare/,
      'generation 6: the growth across the change is flagged');
 
 # both grew by the leak; 6 by the sampler's extents too
 my $cost = $g{6}{growth} - $g{5}{growth};
-my $ratio = $cost / $s->{master_bytes};
-ok($ratio > 0.5 && $ratio < 1.15,
-   sprintf 'the master grew by %.1f MiB more at the change: %.0f%% of the '
-           . 'estimate of %.1f MiB', $cost / $MB, $ratio * 100,
-           $s->{master_bytes} / $MB);
+ok(near_estimate($cost, $s->{master_bytes}, 1.15),
+   sprintf 'the master grew by %.1f MiB more at the change, against an '
+           . 'estimate of %.1f MiB', $cost / $MB, $s->{master_bytes} / $MB);
 
 $t->no_alerts;
 $t->stop;
@@ -147,14 +154,21 @@ my $est = $r->{json}{workers}[0]{sampler_bytes};
 $t->get('/t/alloc?free=1');
 $t->get('/t/alloc?stacks=40000&size=256');
 $cost = allocated($before + $est / 2) - $before;
-$ratio = $cost / $est;
-ok($ratio > 0.5 && $ratio < 1.3,
+ok(near_estimate($cost, $est, 1.3),
    sprintf 'a worker grew by %.1f MiB allocating 40000 objects of 256 bytes '
-           . 'anew at 2^14: %.0f%% of the estimate of %.1f MiB',
-           $cost / $MB, $ratio * 100, $est / $MB);
+           . 'anew at 2^14, against an estimate of %.1f MiB',
+           $cost / $MB, $est / $MB);
 
 $t->get('/t/alloc?free=1');
 $t->no_alerts;
 $t->stop;
+
+# from half to $most times the estimate; an estimate of nothing: within
+# 2 MiB of nothing
+sub near_estimate {
+    my ($cost, $est, $most) = @_;
+    return abs($cost) < 2 * $MB if $est == 0;
+    return $cost / $est > 0.5 && $cost / $est < $most;
+}
 
 done_testing;

@@ -185,6 +185,8 @@ sub window {
     my $pid = fork // die;
 
     if ($pid == 0) {
+        # not at the same moment as the window's first dump
+        sleep 0.5;
         my $end = time + 4;
         while (time < $end) {
             $t->get("/t/alloc?$query");
@@ -313,7 +315,7 @@ sub watch_snapshot {
 
 {
     my ($t, $n, $top, $comments, $hidden) =
-        watch_snapshot('rotate=1024&drip=64');
+        watch_snapshot('rotate=1024&drip=128');
     is($n, 1, 'watch, leak: a growth snapshot');
     my ($exact) = $comments =~ /changed by \+?(-?\d+) bytes \(exact\)/;
     ok(($exact // 0) > $MB, sprintf('watch, leak: the workers grew by '
