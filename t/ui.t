@@ -187,9 +187,12 @@ SKIP: {
        'reloads: the churn is drawn');
     is(join(' ', sort keys %{{ frames($dom, 'grown') }}), '',
        'reloads: nothing painted as grown');
-    like($dom, qr/no stack changed beyond the sampling noise at 99% (?#
-                 )confidence, on [\d,]+ samples now/,
-         'reloads: the summary says it is within the noise');
+    # a large block the base had and freed since is a real shrinkage
+    # (nginx.org's build had one): nothing grew, the summary says
+    like($dom, qr/(no stack changed|; 0 B grew and [^;]* shrank) beyond (?#
+                 )the sampling noise.*? at 99% confidence, on [\d,]+ (?#
+                 )samples now/,
+         'reloads: the summary says nothing grew beyond the noise');
     like($dom, qr/the master's allocated bytes from generation 3 to 13: (?#
                  )[-+][\d.]+ [KM]iB \(exact\)/,
          'reloads: and the exact change of the master beside it');
