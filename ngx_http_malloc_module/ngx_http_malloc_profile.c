@@ -90,6 +90,8 @@ static void ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base);
 static void ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf);
+static ngx_int_t ngx_http_malloc_profile_pid(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
@@ -103,18 +105,14 @@ ngx_int_t
 ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    ngx_int_t                     n, rc;
-    ngx_str_t                     arg, value;
-    ngx_uint_t                    i, nw, found, snapshot, base;
-    ngx_http_malloc_worker_t     *w;
-    ngx_http_malloc_profile_t    *pf;
-    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_int_t                   n, rc;
+    ngx_str_t                   arg;
+    ngx_uint_t                  snapshot, base;
+    ngx_http_malloc_profile_t  *pf;
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
         return ngx_http_malloc_unusable(r, NULL);
     }
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     pf = ngx_http_malloc_profile_create(r, ctx);
     if (pf == NULL) {
@@ -137,38 +135,8 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         pf->pipe.seconds = n;
     }
 
-    if (ngx_http_arg(r, (u_char *) "pid", 3, &arg) == NGX_OK) {
-
-        /* the master is no worker: a wrong mix, before any lookup */
-
-        if (ngx_http_arg(r, (u_char *) "process", 7, &value) == NGX_OK) {
-            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
-                       "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
-        }
-
-        n = ngx_atoi(arg.data, arg.len);
-
-        w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &nw);
-        if (w == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        found = 0;
-
-        for (i = 0; i < nw; i++) {
-            if (n > 0 && w[i].pid == (ngx_pid_t) n) {
-                found = 1;
-            }
-        }
-
-        if (!found) {
-            return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
-                       "no_such_worker",
-                       "\"pid\" must be the pid of a worker of this "
-                       "nginx; GET the admin location to list them");
-        }
-
-        ctx->cmd.target = (ngx_pid_t) n;
+    if (ngx_http_malloc_profile_pid(r, ctx, &rc) != NGX_OK) {
+        return rc;
     }
 
     snapshot = (ngx_http_arg(r, (u_char *) "snapshot", 8, &arg) == NGX_OK);
@@ -353,6 +321,65 @@ ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
 
     *last = '\0';
     pf->pipe.caveat = (char *) p;
+}
+
+
+/*
+ * ?pid=N: one worker's heap.  NGX_OK (ctx->cmd.target set, or no pid),
+ * or NGX_DECLINED with what the refusal's sending returned in *sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_pid(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent)
+{
+    ngx_int_t                     n;
+    ngx_str_t                     arg, value;
+    ngx_uint_t                    i, nw, found;
+    ngx_http_malloc_worker_t     *w;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ngx_http_arg(r, (u_char *) "pid", 3, &arg) != NGX_OK) {
+        return NGX_OK;
+    }
+
+    /* the master is no worker: a wrong mix, before any lookup */
+
+    if (ngx_http_arg(r, (u_char *) "process", 7, &value) == NGX_OK) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                    "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
+        return NGX_DECLINED;
+    }
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    n = ngx_atoi(arg.data, arg.len);
+
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &nw);
+    if (w == NULL) {
+        *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        return NGX_DECLINED;
+    }
+
+    found = 0;
+
+    for (i = 0; i < nw; i++) {
+        if (n > 0 && w[i].pid == (ngx_pid_t) n) {
+            found = 1;
+        }
+    }
+
+    if (!found) {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
+                    "no_such_worker",
+                    "\"pid\" must be the pid of a worker of this "
+                    "nginx; GET the admin location to list them");
+        return NGX_DECLINED;
+    }
+
+    ctx->cmd.target = (ngx_pid_t) n;
+
+    return NGX_OK;
 }
 
 

@@ -72,6 +72,8 @@ static void ngx_http_malloc_schedule_generation(
     ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
 static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
+static void ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t total, size_t *each, ngx_log_t *log);
 static size_t ngx_http_malloc_schedule_total(
     ngx_http_malloc_main_conf_t *mmcf, size_t *each, ngx_uint_t *fresh);
 static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
@@ -278,51 +280,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     }
 
     if (w.fired) {
-
-        /*
-         * halfway, the workers' heaps are recorded: what the window then
-         * saves is what grew beyond the noise since, not all that was
-         * sampled since sampling began (churn that was there before but
-         * unsampled would pass for growth)
-         */
-
-        if (!w.based
-            && (ngx_msec_int_t) (ngx_current_msec - w.base_at) >= 0)
-        {
-            w.based = 1;
-            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
-
-            sn->basing = 1;
-            ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
-                                          0, log);
-            return;
-        }
-
-        if ((ngx_msec_int_t) (w.until - ngx_current_msec) > 0) {
-            return;
-        }
-
-        /* the window is over: what grew in it, then a new baseline */
-
-        if (sn->base.paths != NULL) {
-            ngx_log_error(NGX_LOG_NOTICE, log, 0,
-                          "heap growth of %uz bytes: saving what grew "
-                          "beyond the sampling noise in the last %M ms",
-                          w.grew, ngx_current_msec - w.base_at);
-
-        } else {
-            ngx_log_error(NGX_LOG_NOTICE, log, 0,
-                          "heap growth of %uz bytes: saving what was "
-                          "sampled in the last %M ms", w.grew, wc->sample);
-        }
-
-        w.fired = 0;
-        w.baseline = total;
-        ngx_memcpy(w.worker, each, sizeof(each));
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
-
-        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
-                                      w.grew, log);
+        ngx_http_malloc_schedule_window(sn, &w, total, each, log);
         return;
     }
 
@@ -388,6 +346,59 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, total,
                                       log);
     }
+}
+
+
+/*
+ * A firing's window, sampling on: its start recorded halfway, its end
+ * saved as a growth snapshot, then a new baseline.
+ */
+
+static void
+ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t total, size_t *each, ngx_log_t *log)
+{
+    /*
+     * halfway, the workers' heaps are recorded: what the window then
+     * saves is what grew beyond the noise since, not all that was
+     * sampled since sampling began (churn that was there before but
+     * unsampled would pass for growth)
+     */
+
+    if (!w->based && (ngx_msec_int_t) (ngx_current_msec - w->base_at) >= 0) {
+        w->based = 1;
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+
+        sn->basing = 1;
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH, 0, log);
+        return;
+    }
+
+    if ((ngx_msec_int_t) (w->until - ngx_current_msec) > 0) {
+        return;
+    }
+
+    /* the window is over: what grew in it, then a new baseline */
+
+    if (sn->base.paths != NULL) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap growth of %uz bytes: saving what grew beyond "
+                      "the sampling noise in the last %M ms", w->grew,
+                      ngx_current_msec - w->base_at);
+
+    } else {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap growth of %uz bytes: saving what was sampled "
+                      "in the last %M ms", w->grew, sn->mmcf->watch->sample);
+    }
+
+    w->fired = 0;
+    w->baseline = total;
+    ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+
+    ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                  w->grew, log);
 }
 
 
