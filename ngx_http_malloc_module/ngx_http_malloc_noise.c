@@ -11,6 +11,15 @@
  * continuity correction; samples that stay in both heaps count on both
  * sides, which only makes the test stricter.
  *
+ * A large object is sampled almost always, but not always: a 1 MiB
+ * object at the default period is missed one time in seven.  Seen on one
+ * side only, it is one sample that its own side's variance says little
+ * about, so each sample also stands for an object that the other side
+ * holds too if nothing changed (its variance there is at least
+ * n u^2 q (1 - q)), and the correction is half a sample, as for any
+ * count of few events.  Small objects keep a whole sample's correction:
+ * their counts are Poisson's, for which that is the stricter.
+ *
  * Many stacks are compared at once, so the level is for the family:
  * Bonferroni's bound, divided not by every stack but by the stacks whose
  * samples could reach it at all (Tarone): a stack seen once on one side
@@ -29,6 +38,9 @@
 /* a change that no sampling could make: the objects are always sampled */
 #define NGX_HTTP_MALLOC_NOISE_SURE  1e9
 
+/* objects missed less often than this are as good as always sampled */
+#define NGX_HTTP_MALLOC_NOISE_MISS  1e-6
+
 
 static double ngx_http_malloc_noise_quantile(double alpha);
 static size_t ngx_http_malloc_noise_reach(const double *zmax, size_t n,
@@ -40,7 +52,7 @@ void
 ngx_http_malloc_noise_add(ngx_http_malloc_side_t *side, uint64_t period,
     double objs, double bytes)
 {
-    double  mean, q, u;
+    double  mean, q, u, step;
 
     if (!(objs > 0) || !(bytes > 0)) {
         return;
@@ -58,9 +70,16 @@ ngx_http_malloc_noise_add(ngx_http_malloc_side_t *side, uint64_t period,
     side->samples += objs;
     side->bytes += objs * u;
     side->var += objs * u * u * (1.0 - q);
+    side->held += objs * u * u * q * (1.0 - q);
 
-    if (u * (1.0 - q) > side->step) {
-        side->step = u * (1.0 - q);
+    step = u * (1.0 - q);
+
+    if (1.0 - q >= NGX_HTTP_MALLOC_NOISE_MISS && step < u / 2) {
+        step = u / 2;
+    }
+
+    if (step > side->step) {
+        side->step = step;
     }
 }
 
@@ -86,11 +105,15 @@ double
 ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
     const ngx_http_malloc_side_t *base, double *zmax)
 {
-    double  change, sd, step, z;
+    double  change, var, held, sd, step, z;
 
     change = heap->bytes - base->bytes;
     step = (heap->step > base->step) ? heap->step : base->step;
-    sd = sqrt(heap->var + base->var);
+
+    /* both sides hold the objects of the side that holds more */
+    var = heap->var + base->var;
+    held = 2 * ((heap->held > base->held) ? heap->held : base->held);
+    sd = sqrt((held > var) ? held : var);
 
     /* counts beyond any real heap (a hostile dump): nothing to judge */
 

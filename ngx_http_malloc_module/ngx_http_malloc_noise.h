@@ -22,8 +22,13 @@ typedef struct {
     double                      samples;    /* sampled objects */
     double                      bytes;      /* unbiased estimate */
     double                      var;        /* its variance */
-    double                      step;       /* the bytes one sample adds,
-                                               as far as it is random */
+    double                      held;       /* the variance the other
+                                               side has at least, if it
+                                               holds the same objects */
+    double                      step;       /* the continuity correction:
+                                               half the bytes of one
+                                               sample that may be missed,
+                                               or all for small ones */
 } ngx_http_malloc_side_t;
 
 

@@ -663,6 +663,24 @@ test_noise(void)
     ok(b.samples > 99.9 && b.samples < 100.1,
        "noise: unbiased counts give the samples back");
 
+    /*
+     * a 1 MiB object, missed one time in seven, seen on one side only:
+     * noise, even alone; one of 64 MiB, never missed, is not
+     */
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    ngx_http_malloc_noise_add(&a, 524288, 1, 1048576);
+
+    z = ngx_http_malloc_noise_z(&a, &b, &zmax);
+    ok(z > 0 && z < 2.0, "noise: a large object seen once is noise");
+
+    memset(&a, 0, sizeof(a));
+    ngx_http_malloc_noise_add(&a, 524288, 1, 64 * 1048576.0);
+
+    z = ngx_http_malloc_noise_z(&a, &b, &zmax);
+    ok(z > 1e6, "noise: an object always sampled is a sure change");
+
     /* no stacks: the level of one test */
 
     memset(&nz, 0, sizeof(nz));
