@@ -27,9 +27,6 @@
 #include "ngx_http_malloc_jemalloc.h"
 
 
-/* commands kept, and results per worker: more than run at once */
-#define NGX_HTTP_MALLOC_RING         8
-
 /* a command nobody waits for (a duration's end, an older generation's) */
 #define NGX_HTTP_MALLOC_NO_POSTER    NGX_MAX_PROCESSES
 
@@ -39,6 +36,7 @@
 typedef struct {
     ngx_uint_t                  seq;
     ngx_uint_t                  poster;     /* the worker that waits */
+    ngx_pid_t                   pid;        /* its pid */
     ngx_uint_t                  closed;     /* nobody waits any more */
     ngx_http_malloc_cmd_t       cmd;
 } ngx_http_malloc_entry_t;
@@ -93,6 +91,10 @@ static void ngx_http_malloc_board_timer(ngx_event_t *ev);
 static void ngx_http_malloc_board_woken(ngx_event_t *ev);
 static void ngx_http_malloc_board_local(ngx_event_t *ev);
 static void ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log);
+static ngx_uint_t ngx_http_malloc_board_room(ngx_http_malloc_shctx_t *sh,
+    ngx_uint_t reserve);
+static ngx_uint_t ngx_http_malloc_board_spent(ngx_http_malloc_shctx_t *sh,
+    ngx_http_malloc_entry_t *e);
 static ngx_uint_t ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     ngx_http_malloc_cmd_t *cmd, ngx_uint_t poster);
 static void ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf);
@@ -465,14 +467,16 @@ ngx_http_malloc_board_signal(int fd)
 
 
 /*
- * Posts a command and wakes the workers; returns its seq.  Commands are
- * never refused: each worker applies them in order, so the last write
- * wins, and each poster finds its own results in the slots.
+ * Posts a command and wakes the workers; returns its seq, or 0 when the
+ * ring has no room: "reserve" more entries must stay free after it (a
+ * read leaves NGX_HTTP_MALLOC_RING_WRITES to the writes).  Each worker
+ * applies the commands in order, so the last write wins, and each poster
+ * finds its own results in the slots.
  */
 
 ngx_uint_t
 ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_cmd_t *cmd, ngx_log_t *log)
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_log_t *log)
 {
     ngx_uint_t              seq, poster;
     ngx_http_malloc_shm_t  *shm;
@@ -481,10 +485,22 @@ ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
 
     poster = ngx_http_malloc_board_current(mmcf) ? ngx_worker
                                                  : NGX_HTTP_MALLOC_NO_POSTER;
+    seq = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
-    seq = ngx_http_malloc_board_put(shm->sh, cmd, poster);
+
+    if (ngx_http_malloc_board_room(shm->sh, reserve)) {
+        seq = ngx_http_malloc_board_put(shm->sh, cmd, poster);
+    }
+
     ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    if (seq == 0) {
+        ngx_log_debug2(NGX_LOG_DEBUG_CORE, log, 0,
+                       "malloc board: no room for command %ui after seq %ui",
+                       cmd->kind, shm->sh->seq);
+        return 0;
+    }
 
     ngx_log_debug4(NGX_LOG_DEBUG_CORE, log, 0,
                    "malloc board: posted seq %ui, command %ui, arg %i, "
@@ -493,6 +509,70 @@ ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_board_wake(mmcf);
 
     return seq;
+}
+
+
+/*
+ * With the zone locked: 1 when the next 1 + reserve entries of the ring
+ * (the oldest, in the order they are used again) are spent.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_board_room(ngx_http_malloc_shctx_t *sh, ngx_uint_t reserve)
+{
+    ngx_uint_t                i;
+    ngx_http_malloc_entry_t  *e;
+
+    for (i = 1; i <= reserve + 1 && i <= NGX_HTTP_MALLOC_RING; i++) {
+        e = &sh->ring[(sh->seq + i) % NGX_HTTP_MALLOC_RING];
+
+        if (!ngx_http_malloc_board_spent(sh, e)) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/*
+ * An entry may be used again once nobody waits for it (its poster closed
+ * it or is gone) and every live worker of the generation has seen it: a
+ * worker that stopped publishing for longer than NGX_HTTP_MALLOC_STALE_MS
+ * holds nobody up, it finds the desired state when it comes back.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_board_spent(ngx_http_malloc_shctx_t *sh,
+    ngx_http_malloc_entry_t *e)
+{
+    ngx_uint_t               i;
+    ngx_http_malloc_slot_t  *slot;
+
+    if (e->seq == 0) {
+        return 1;
+    }
+
+    if (!e->closed && e->poster < sh->workers) {
+        slot = &sh->slots[e->poster];
+
+        if (slot->pid == e->pid && slot->generation == sh->generation) {
+            return 0;
+        }
+    }
+
+    for (i = 0; i < sh->workers; i++) {
+        slot = &sh->slots[i];
+
+        if (slot->pid != 0 && slot->generation == sh->generation
+            && slot->applied < e->seq
+            && ngx_current_msec - slot->published <= NGX_HTTP_MALLOC_STALE_MS)
+        {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 
@@ -509,6 +589,7 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     e = &sh->ring[sh->seq % NGX_HTTP_MALLOC_RING];
     e->seq = sh->seq;
     e->poster = poster;
+    e->pid = ngx_pid;
     e->closed = 0;
     e->cmd = *cmd;
 
@@ -1047,8 +1128,10 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_lock(&shm->shpool->mutex);
 
     if (!shm->sh->prof_active || shm->sh->active_until == 0
-        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0)
+        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0
+        || !ngx_http_malloc_board_room(shm->sh, 0))
     {
+        /* not yet, or the ring is full: the next second's timer again */
         ngx_shmtx_unlock(&shm->shpool->mutex);
         return 0;
     }

@@ -144,9 +144,19 @@ ngx_int_t ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
 void ngx_http_malloc_board_hook(ngx_uint_t event,
     ngx_http_malloc_hook_pt hook);
 
+/*
+ * Commands kept, and results per worker.  A command's entry is used again
+ * only once its poster has its answers (or is gone) and every live worker
+ * has seen it: a burst never pushes out a command nobody applied yet.
+ */
+#define NGX_HTTP_MALLOC_RING         8
+
+/* entries a read leaves free for writes: reads cannot crowd them out */
+#define NGX_HTTP_MALLOC_RING_WRITES  4
+
 /* the poster's side */
 ngx_uint_t ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_cmd_t *cmd, ngx_log_t *log);
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_log_t *log);
 void ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq);
 ngx_uint_t ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,

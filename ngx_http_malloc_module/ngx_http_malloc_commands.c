@@ -515,7 +515,7 @@ ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     ngx_http_malloc_log_command(r, ctx);
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout);
+    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 0);
 }
 
 

@@ -693,7 +693,7 @@ ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
                      ++ngx_http_malloc_profile_number);
     *p = '\0';
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout);
+    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 1);
 }
 
 

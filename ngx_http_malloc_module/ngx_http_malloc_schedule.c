@@ -319,7 +319,10 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
             cmd.arg = 1;
             cmd.duration = wc->sample;
 
-            (void) ngx_http_malloc_board_post(sn->mmcf, &cmd, log);
+            if (ngx_http_malloc_board_post(sn->mmcf, &cmd, 0, log) == 0) {
+                /* eight commands in flight: the next check fires it */
+                return;
+            }
 
             w.fired = 1;
             w.based = 0;
@@ -534,8 +537,14 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
                      sn->ts, sn->tag);
     *p = '\0';
 
-    sn->seq = ngx_http_malloc_board_post(sn->mmcf, &sn->cmd, log);
+    sn->seq = ngx_http_malloc_board_post(sn->mmcf, &sn->cmd, 0, log);
     sn->started = ngx_current_msec;
+
+    if (sn->seq == 0) {
+        ngx_http_malloc_schedule_result(sn, 0, "the workers had eight "
+                                        "commands in flight", log);
+        return;
+    }
 
     ngx_log_error(NGX_LOG_INFO, log, 0, "heap snapshot %s%s%s started",
                   sn->ts, reason ? " for " : "", reason ? reason : "");
@@ -857,8 +866,12 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
         ngx_http_malloc_schedule_prune(sn->mmcf, sn->reason, -1, log);
 
-        ngx_destroy_pool(sn->pool);
-        sn->pool = NULL;
+        if (sn->pool != NULL) {
+            /* none when the command could not be posted */
+            ngx_destroy_pool(sn->pool);
+            sn->pool = NULL;
+        }
+
         sn->paths = NULL;
         sn->seq = 0;
         return;
@@ -881,8 +894,11 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
     ngx_http_malloc_schedule_prune(sn->mmcf, NULL, -1, log);
 
-    ngx_destroy_pool(sn->pool);
-    sn->pool = NULL;
+    if (sn->pool != NULL) {
+        ngx_destroy_pool(sn->pool);
+        sn->pool = NULL;
+    }
+
     sn->paths = NULL;
     sn->seq = 0;
 }

@@ -115,7 +115,7 @@ ngx_http_malloc_stats(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_STATS;
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout);
+    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 1);
 }
 
 

@@ -7,7 +7,8 @@
  * deadline passes.  A request that ends early closes its command, so
  * that a worker coming to it late does nothing.
  *
- * Owns: this worker's list of waiting requests.  Calls: board.  Reaches
+ * Owns: this worker's list of waiting requests.  Calls: board, reply
+ * (the answer "busy").  Reaches
  * the endpoints only through the handlers in the request's context.
  */
 
@@ -19,10 +20,15 @@
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_reply.h"
 
 
 static void ngx_http_malloc_wait_wake(ngx_log_t *log);
 static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
+static ngx_uint_t ngx_http_malloc_wait_posted(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
+static ngx_int_t ngx_http_malloc_wait_busy(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx);
 static ngx_int_t ngx_http_malloc_wait_check(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx);
@@ -82,23 +88,22 @@ ngx_http_malloc_wait_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
 /*
  * Posts ctx->cmd and waits for the answers: NGX_DONE, or what
- * ctx->answered returned when they are all in already.
+ * ctx->answered returned when they are all in already.  A read ("read"
+ * 1) leaves room in the ring for writes; a command that finds no room
+ * waits for it until the deadline, and is then answered 503 busy.
  */
 
 ngx_int_t
 ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_msec_t timeout)
+    ngx_msec_t timeout, ngx_uint_t read)
 {
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
     if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->seq = ngx_http_malloc_board_post(mmcf, &ctx->cmd,
-                                          r->connection->log);
+    ctx->seq = 0;
+    ctx->timeout = timeout;
+    ctx->reserve = read ? NGX_HTTP_MALLOC_RING_WRITES : 0;
     ctx->deadline = ngx_current_msec + timeout;
     ctx->done = 0;
     ctx->wait.handler = ngx_http_malloc_wait_handler;
@@ -108,10 +113,58 @@ ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         ctx->queued = 1;
     }
 
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "malloc wait: seq %ui, %M ms", ctx->seq, timeout);
-
     return ngx_http_malloc_wait_check(r, ctx);
+}
+
+
+/* posts the command once the ring has room: 0 while it has none */
+
+static ngx_uint_t
+ngx_http_malloc_wait_posted(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ctx->seq != 0) {
+        return 1;
+    }
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    ctx->seq = ngx_http_malloc_board_post(mmcf, &ctx->cmd, ctx->reserve,
+                                          r->connection->log);
+    if (ctx->seq == 0) {
+        return 0;
+    }
+
+    /* the workers have the whole timeout from now */
+    ctx->deadline = ngx_current_msec + ctx->timeout;
+
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "malloc wait: seq %ui, %M ms", ctx->seq, ctx->timeout);
+
+    return 1;
+}
+
+
+/* no room in the ring within the deadline: ask again in a second */
+
+static ngx_int_t
+ngx_http_malloc_wait_busy(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+{
+    static ngx_str_t  retry = ngx_string("1");
+
+    ngx_http_malloc_wait_unqueue(ctx);
+    ctx->done = 1;
+
+    if (ngx_http_malloc_add_header(r, "Retry-After", &retry) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, "busy",
+                                 "the workers had %ui commands to apply "
+                                 "for %M ms; ask again",
+                                 (ngx_uint_t) NGX_HTTP_MALLOC_RING
+                                 - ctx->reserve, ctx->timeout);
 }
 
 
@@ -175,6 +228,18 @@ ngx_http_malloc_wait_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ngx_http_malloc_main_conf_t  *mmcf;
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (!ngx_http_malloc_wait_posted(r, ctx)) {
+        if ((ngx_msec_int_t) (ctx->deadline - ngx_current_msec) <= 0) {
+            return ngx_http_malloc_wait_busy(r, ctx);
+        }
+
+        if (!ctx->wait.timer_set) {
+            ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
+        }
+
+        return NGX_DONE;
+    }
 
     n = NGX_MAX_PROCESSES;
 
@@ -247,6 +312,10 @@ ngx_http_malloc_wait_cleanup(void *data)
 
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, ctx->request->connection->log, 0,
                    "malloc wait: seq %ui abandoned", ctx->seq);
+
+    if (ctx->seq == 0) {
+        return;
+    }
 
     mmcf = ngx_http_get_module_main_conf(ctx->request,
                                          ngx_http_malloc_module);

@@ -33,6 +33,8 @@ struct ngx_http_malloc_ctx_s {
                                                    endpoint's name */
     ngx_http_malloc_cmd_t          cmd;         /* as posted */
     ngx_uint_t                     seq;         /* 0: none posted */
+    ngx_uint_t                     reserve;     /* entries left free */
+    ngx_msec_t                     timeout;
     ngx_msec_t                     deadline;
     ngx_event_t                    wait;
     ngx_queue_t                    queue;       /* in the waiting list */
@@ -55,7 +57,7 @@ void ngx_http_malloc_wait_init_process(void);
 ngx_int_t ngx_http_malloc_wait_hold(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout);
+    ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout, ngx_uint_t read);
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
 
 
