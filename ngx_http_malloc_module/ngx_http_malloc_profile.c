@@ -200,7 +200,9 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
             }
         }
 
-        ctx->request = r;
+        if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
 
         return ngx_http_malloc_profile_run(r, pf,
                                            ngx_http_malloc_profile_build);
@@ -942,6 +944,7 @@ ngx_http_malloc_profile_run(ngx_http_request_t *r,
     {
         /* the request and its arena stay until the thread is done */
         r->main->blocked++;
+        ngx_http_malloc_wait_thread(pf->ctx, 1);
         return NGX_DONE;
     }
 
@@ -990,6 +993,7 @@ ngx_http_malloc_profile_ran(void *data)
     r = pf->ctx->request;
 
     r->main->blocked--;
+    ngx_http_malloc_wait_thread(pf->ctx, 0);
 
     if (r->connection->error) {
         /* the client left meanwhile: the request ends now */
@@ -1103,7 +1107,10 @@ ngx_http_malloc_symbol(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     pf->body = body;
     pf->body_len = len;
-    ctx->request = r;
+
+    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     return ngx_http_malloc_profile_run(r, pf, ngx_http_malloc_profile_lookup);
 }

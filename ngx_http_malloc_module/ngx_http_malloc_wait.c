@@ -23,8 +23,13 @@
 #include "ngx_http_malloc_reply.h"
 
 
+/* how often a request whose work is on a thread looks in on it */
+#define NGX_HTTP_MALLOC_WAIT_THREAD  1000
+
+
 static void ngx_http_malloc_wait_wake(ngx_log_t *log);
 static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
+static void ngx_http_malloc_wait_running(ngx_event_t *ev);
 static ngx_uint_t ngx_http_malloc_wait_posted(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static ngx_int_t ngx_http_malloc_wait_busy(ngx_http_request_t *r,
@@ -165,6 +170,35 @@ ngx_http_malloc_wait_busy(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
                                  "for %M ms; ask again",
                                  (ngx_uint_t) NGX_HTTP_MALLOC_RING
                                  - ctx->reserve, ctx->timeout);
+}
+
+
+/*
+ * While a request's work runs on the module's thread, nothing of nginx's
+ * waits for it: a timer does, so that a worker shutting down (a reload,
+ * a quit) finishes the request before it exits, as it would one waiting
+ * for an upstream.  The timer only comes back; the thread's completion
+ * removes it.
+ */
+
+void
+ngx_http_malloc_wait_thread(ngx_http_malloc_ctx_t *ctx, ngx_uint_t running)
+{
+    if (ctx->wait.timer_set) {
+        ngx_del_timer(&ctx->wait);
+    }
+
+    if (running) {
+        ctx->wait.handler = ngx_http_malloc_wait_running;
+        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_THREAD);
+    }
+}
+
+
+static void
+ngx_http_malloc_wait_running(ngx_event_t *ev)
+{
+    ngx_add_timer(ev, NGX_HTTP_MALLOC_WAIT_THREAD);
 }
 
 

@@ -60,5 +60,9 @@ ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout, ngx_uint_t read);
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
 
+/* the request's work is on a thread (1) or back (0) */
+void ngx_http_malloc_wait_thread(ngx_http_malloc_ctx_t *ctx,
+    ngx_uint_t running);
+
 
 #endif /* _NGX_HTTP_MALLOC_WAIT_H_INCLUDED_ */
