@@ -4,7 +4,8 @@
 # requests whose Sec-Fetch-Site or Origin say they come from another
 # origin are refused with 403 cross_origin before any work, while clients
 # that are not browsers (curl, jeprof, pprof, scrapers) work as before.
-# The headers are checked one by one over plain HTTP, then a real browser
+# The headers are checked one by one over plain HTTP (an Origin of the
+# right host over https is another origin), then a real browser
 # (Debian's chromium, headless) runs an attack page served from another
 # port, a page of the admin location's own origin, a trusted dashboard,
 # and a DNS rebinding against docs/security.md's configuration.
@@ -115,6 +116,19 @@ refused($t->post('/malloc/prof_active', 'true', 'Origin' => 'null'),
 refused($t->post('/malloc/prof_active', 'true',
                  'Origin' => "http://127.0.0.1:$B"),
         'POST prof_active with Origin of another port');
+
+# the right host and port over another scheme: a page served over https
+# is of another origin than this location over plain http
+refused($t->post('/malloc/prof_active', 'true',
+                 'Origin' => "https://127.0.0.1:$A"),
+        'POST prof_active with Origin https of the right host and port',
+        qr{"Origin: https://127\.0\.0\.1:$A" on a request over http: });
+refused($t->get('/malloc/', undef, 'Origin' => "https://127.0.0.1:$A"),
+        'GET / with Origin https of the right host and port',
+        qr{another scheme});
+refused($t->post('/malloc/prof_active', 'true',
+                 'Origin' => "https://127.0.0.1"),
+        'POST prof_active with Origin https of the right host, no port');
 refused($t->post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}',
                  %$xsite), 'POST prof_reset from another site');
 refused($t->post('/malloc/prof_dump', '"csrf.heap"', %$xsite),
@@ -150,6 +164,8 @@ is($t->get('/malloc/', undef, 'Sec-Fetch-Site' => 'none')->{status},
 is($t->post('/malloc/prof_active', 'false',
             'Origin' => "http://127.0.0.1:$A")->{status},
    200, 'an Origin equal to the Host passes');
+is($t->get('/malloc/', undef, 'Origin' => "HTTP://127.0.0.1:$A")->{status},
+   200, 'the scheme of the request, in capitals, passes');
 is($t->post('/malloc/prof_active', 'false',
             'Origin' => "http://127.0.0.1:$A",
             'Sec-Fetch-Site' => 'same-origin')->{status},
