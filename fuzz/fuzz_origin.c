@@ -7,7 +7,8 @@
  * bit 2 a Host header.  The length bytes give the sizes of the
  * Sec-Fetch-Site, Origin and Host values, which follow in that order, cut
  * short where the input ends (a length counts whether or not its header
- * is present).  What remains makes the trusted list.
+ * is present).  What remains makes the trusted list.  Flag bit 4 says
+ * that the request came over https, else over http.
  *
  * Flag bit 3 clear: the list is made as the module makes it, of the words
  * of the rest that ngx_http_malloc_origin_valid() accepts, joined by
@@ -16,9 +17,10 @@
  *
  * The result must be one of the four codes and what the rules give when
  * worked out here: OK without Sec-Fetch-Site and Origin, TRUSTED only for
- * an Origin in the list.  A refusal must leave a printable sentence of
- * less than 256 bytes that quotes the headers, bytes that are not
- * printable and '"' and '\\' as \xNN, long values cut with "...".
+ * an Origin in the list, OK from Origin only for the request's scheme.
+ * A refusal must leave a printable sentence of less than 256 bytes that
+ * quotes the headers, bytes that are not printable and '"' and '\\' as
+ * \xNN, long values cut with "...".
  *
  * valid() is given the Origin value and, without bit 3, each word of the
  * list.  What it accepts must be http:// or https://, a host name or a
@@ -38,10 +40,14 @@
 
 #define ERR_LEN       NGX_HTTP_MALLOC_ORIGIN_ERR_LEN
 
-/* how refusals start, and what joins the two values of a MISMATCH */
+/*
+ * how refusals start, what joins the two values of a MISMATCH, and what
+ * follows Origin when only the scheme differs
+ */
 #define SITE_QUOTE    "refused \"Sec-Fetch-Site: "
 #define ORIGIN_QUOTE  "refused \"Origin: "
 #define HOST_QUOTE    "\", which is not \"Host: "
+#define SCHEME_QUOTE  "\" on a request over "
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,7 +58,7 @@ static int same(const unsigned char *a, size_t alen, const char *b,
 static int listed(ngx_http_malloc_header_t origin, const char *list);
 static int expected(ngx_http_malloc_header_t site,
     ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
-    const char *list);
+    const char *scheme, const char *list);
 static int rendered(ngx_http_malloc_header_t h, const char *p, size_t m,
     size_t *used);
 static const char *quoted(const char *p, ngx_http_malloc_header_t h);
@@ -60,7 +66,7 @@ static void check_accepted(const unsigned char *s, size_t len);
 static void check_shape(const unsigned char *s, size_t len);
 static char *make_list(const uint8_t *data, size_t len, int raw);
 static void check_valid(ngx_http_malloc_header_t origin,
-    ngx_http_malloc_header_t host);
+    ngx_http_malloc_header_t host, const char *scheme);
 
 
 static void
@@ -166,7 +172,7 @@ listed(ngx_http_malloc_header_t origin, const char *list)
 
 static int
 expected(ngx_http_malloc_header_t site, ngx_http_malloc_header_t origin,
-    ngx_http_malloc_header_t host, const char *list)
+    ngx_http_malloc_header_t host, const char *scheme, const char *list)
 {
     size_t  i;
 
@@ -191,7 +197,8 @@ expected(ngx_http_malloc_header_t site, ngx_http_malloc_header_t origin,
         {
             if (host.data != NULL && host.len > 0
                 && same(origin.data + i + 3, origin.len - i - 3,
-                        (const char *) host.data, host.len))
+                        (const char *) host.data, host.len)
+                && same(origin.data, i, scheme, strlen(scheme)))
             {
                 return NGX_HTTP_MALLOC_ORIGIN_OK;
             }
@@ -437,7 +444,8 @@ make_list(const uint8_t *data, size_t len, int raw)
  */
 
 static void
-check_valid(ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host)
+check_valid(ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
+    const char *scheme)
 {
     int                        rc;
     char                      *err, *list;
@@ -477,7 +485,7 @@ check_valid(ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host)
 
     memset(err, 0x7f, ERR_LEN);
 
-    rc = ngx_http_malloc_origin_check(site, origin, host, list, err);
+    rc = ngx_http_malloc_origin_check(site, origin, host, scheme, list, err);
 
     check(rc == NGX_HTTP_MALLOC_ORIGIN_TRUSTED,
           "an accepted origin, trusted alone, is let in from another site");
@@ -494,7 +502,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int                        rc;
     char                      *err, *list;
     size_t                     k, n, lens[3];
-    const char                *p;
+    const char                *p, *scheme;
     unsigned char              flags;
     ngx_http_malloc_header_t   h[3];
 
@@ -528,6 +536,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     list = make_list(data, size, flags & 8);
 
+    scheme = (flags & 16) ? "https" : "http";
+
     err = malloc(ERR_LEN);
     if (err == NULL) {
         abort();
@@ -536,7 +546,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* no NUL anywhere: a refusal that does not end its sentence shows */
     memset(err, 0x7f, ERR_LEN);
 
-    rc = ngx_http_malloc_origin_check(h[0], h[1], h[2], list, err);
+    rc = ngx_http_malloc_origin_check(h[0], h[1], h[2], scheme, list, err);
 
     check(rc == NGX_HTTP_MALLOC_ORIGIN_OK
           || rc == NGX_HTTP_MALLOC_ORIGIN_TRUSTED
@@ -552,7 +562,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
           || (h[1].data != NULL && listed(h[1], list)),
           "TRUSTED only for an Origin in the list");
 
-    check(rc == expected(h[0], h[1], h[2], list), "the result of the rules");
+    check(rc == expected(h[0], h[1], h[2], scheme, list),
+          "the result of the rules");
 
     if (rc == NGX_HTTP_MALLOC_ORIGIN_CROSS_SITE) {
         check(origin_sentence(err), "a refusal leaves a printable sentence");
@@ -570,13 +581,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
 
         check(p != NULL, "a MISMATCH refusal quotes Origin");
-        check(strncmp(p, HOST_QUOTE, sizeof(HOST_QUOTE) - 1) == 0
-              && quoted(p + sizeof(HOST_QUOTE) - 1, h[2]) != NULL,
-              "a MISMATCH refusal quotes Host");
+        check((strncmp(p, HOST_QUOTE, sizeof(HOST_QUOTE) - 1) == 0
+               && quoted(p + sizeof(HOST_QUOTE) - 1, h[2]) != NULL)
+              || (strncmp(p, SCHEME_QUOTE, sizeof(SCHEME_QUOTE) - 1) == 0
+                  && strncmp(p + sizeof(SCHEME_QUOTE) - 1, scheme,
+                             strlen(scheme)) == 0
+                  && p[sizeof(SCHEME_QUOTE) - 1 + strlen(scheme)] == ':'),
+              "a MISMATCH refusal quotes Host, or names the scheme");
     }
 
     if (h[1].data != NULL) {
-        check_valid(h[1], h[2]);
+        check_valid(h[1], h[2], scheme);
     }
 
     for (k = 0; k < 3; k++) {

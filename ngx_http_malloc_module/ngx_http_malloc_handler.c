@@ -348,6 +348,7 @@ ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
 {
     ngx_int_t                    rc;
     ngx_str_t                    value;
+    const char                  *scheme;
     ngx_http_malloc_header_t     site, origin, host;
     ngx_http_malloc_loc_conf_t  *mlcf;
     char                         err[NGX_HTTP_MALLOC_ORIGIN_ERR_LEN];
@@ -368,8 +369,21 @@ ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
         host.len = r->headers_in.host->value.len;
     }
 
-    rc = ngx_http_malloc_origin_check(site, origin, host, mlcf->trusted,
-                                      err);
+    /*
+     * as nginx's $scheme gives it; behind a proxy that ends TLS it is
+     * http (docs/security.md: trust the https origin there)
+     */
+
+    scheme = "http";
+
+#if (NGX_HTTP_SSL)
+    if (r->connection->ssl != NULL) {
+        scheme = "https";
+    }
+#endif
+
+    rc = ngx_http_malloc_origin_check(site, origin, host, scheme,
+                                      mlcf->trusted, err);
 
     if (rc == NGX_HTTP_MALLOC_ORIGIN_OK) {
         return NGX_DECLINED;

@@ -26,6 +26,11 @@
 
 static void *ngx_http_malloc_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf);
+static void ngx_http_malloc_shared_servers(ngx_conf_t *cf);
+static void ngx_http_malloc_find_locations(ngx_queue_t *locations,
+    ngx_http_location_queue_t **admin, ngx_http_location_queue_t **other);
+static ngx_str_t *ngx_http_malloc_listen_text(
+    ngx_http_core_main_conf_t *cmcf, ngx_http_core_srv_conf_t *cscf);
 static void *ngx_http_malloc_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
@@ -176,6 +181,10 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
     /* a dump and a profile's build at once; each thread has its caches */
     ngx_conf_init_uint_value(mmcf->threads, 2);
 
+    if (mmcf->admin) {
+        ngx_http_malloc_shared_servers(cf);
+    }
+
     if (mmcf->dump_dir != NULL) {
         return NGX_CONF_OK;
     }
@@ -217,6 +226,149 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
     return NGX_CONF_OK;
 }
 
+
+/*
+ * A page that another location of the admin location's server serves is
+ * of the same origin: the browser calls its requests "same-origin" and
+ * the guard (ngx_http_malloc_origin.c) lets them through, so a proxied
+ * application or a script injected there drives the admin location.
+ * Said once per server at each reading of the configuration, in the
+ * master and at nginx -t (the signaller's copy would say it twice).
+ * Here the locations are still in their queues, as they were written;
+ * the location trees are built after the merges.
+ *
+ * Counted: every other location block at any depth, exact, prefix,
+ * regex and named.  Not counted: "if" blocks and limit_except, which
+ * belong to their location, and the server's own root, which serves
+ * only the files the operator put there when no location matches.
+ */
+
+static void
+ngx_http_malloc_shared_servers(ngx_conf_t *cf)
+{
+    ngx_str_t                   *listen;
+    ngx_uint_t                   s;
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_core_srv_conf_t   **cscfp;
+    ngx_http_location_queue_t   *admin, *other;
+    ngx_http_core_main_conf_t   *cmcf;
+
+    if (ngx_process == NGX_PROCESS_SIGNALLER) {
+        return;
+    }
+
+    cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+    cscfp = cmcf->servers.elts;
+
+    for (s = 0; s < cmcf->servers.nelts; s++) {
+        clcf = cscfp[s]->ctx->loc_conf[ngx_http_core_module.ctx_index];
+
+        admin = NULL;
+        other = NULL;
+
+        ngx_http_malloc_find_locations(clcf->locations, &admin, &other);
+
+        if (admin == NULL || other == NULL) {
+            continue;
+        }
+
+        listen = ngx_http_malloc_listen_text(cmcf, cscfp[s]);
+
+        ngx_log_error(NGX_LOG_NOTICE, cf->log, 0,
+                      "the admin location \"%V\" shares its server "
+                      "(server_name \"%V\", listen %V) with location "
+                      "\"%V\" at %s:%ui, which serves other content: "
+                      "its pages, or a script injected into them, are of "
+                      "the same origin and can drive the admin location; "
+                      "give the admin location a server of its own "
+                      "(another port, or a server_name of its own on "
+                      "loopback) in %s:%ui",
+                      admin->name, &cscfp[s]->server_name, listen,
+                      other->name, other->file_name, other->line,
+                      admin->file_name, admin->line);
+    }
+}
+
+
+/* the first admin location and the first other one, in the order read */
+
+static void
+ngx_http_malloc_find_locations(ngx_queue_t *locations,
+    ngx_http_location_queue_t **admin, ngx_http_location_queue_t **other)
+{
+    ngx_queue_t                 *q;
+    ngx_http_core_loc_conf_t    *clcf;
+    ngx_http_location_queue_t   *lq;
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    if (locations == NULL) {
+        return;
+    }
+
+    for (q = ngx_queue_head(locations);
+         q != ngx_queue_sentinel(locations);
+         q = ngx_queue_next(q))
+    {
+        lq = (ngx_http_location_queue_t *) q;
+        clcf = (lq->exact != NULL) ? lq->exact : lq->inclusive;
+
+        if (clcf->noname) {
+            continue;
+        }
+
+        /* not merged yet: 1 where malloc_admin was written */
+
+        mlcf = clcf->loc_conf[ngx_http_malloc_module.ctx_index];
+
+        if (mlcf->admin == 1) {
+            if (*admin == NULL) {
+                *admin = lq;
+            }
+
+        } else if (*other == NULL) {
+            *other = lq;
+        }
+
+        ngx_http_malloc_find_locations(clcf->locations, admin, other);
+    }
+}
+
+
+/* the first address the server listens on, as nginx prints it */
+
+static ngx_str_t *
+ngx_http_malloc_listen_text(ngx_http_core_main_conf_t *cmcf,
+    ngx_http_core_srv_conf_t *cscf)
+{
+    ngx_uint_t                  p, a, i;
+    ngx_http_conf_port_t       *port;
+    ngx_http_conf_addr_t       *addr;
+    ngx_http_core_srv_conf_t  **server;
+
+    static ngx_str_t            none = ngx_string("(none)");
+
+    if (cmcf->ports == NULL) {
+        return &none;
+    }
+
+    port = cmcf->ports->elts;
+
+    for (p = 0; p < cmcf->ports->nelts; p++) {
+        addr = port[p].addrs.elts;
+
+        for (a = 0; a < port[p].addrs.nelts; a++) {
+            server = addr[a].servers.elts;
+
+            for (i = 0; i < addr[a].servers.nelts; i++) {
+                if (server[i] == cscf) {
+                    return &addr[a].opt.addr_text;
+                }
+            }
+        }
+    }
+
+    return &none;
+}
 
 static void *
 ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)

@@ -33,15 +33,19 @@ static const char *ngx_http_malloc_origin_quote(ngx_http_malloc_header_t h,
 int
 ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
     ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
-    const char *trusted, char *err)
+    const char *scheme, const char *trusted, char *err)
 {
+    int     same_host;
     size_t  skip;
     char    q1[NGX_HTTP_MALLOC_QUOTE_LEN];
     char    q2[NGX_HTTP_MALLOC_QUOTE_LEN];
 
     if (site.data != NULL) {
 
-        /* "none": the operator typed the address or used a bookmark */
+        /*
+         * "none": the operator typed the address or used a bookmark; the
+         * browser's "same-origin" already compared schemes, hosts, ports
+         */
 
         if (ngx_http_malloc_origin_eq(site.data, site.len,
                                       (unsigned char *) "same-origin", 11)
@@ -69,7 +73,12 @@ ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
         return NGX_HTTP_MALLOC_ORIGIN_OK;
     }
 
-    /* the Host header has no scheme: compare what follows "://" */
+    /*
+     * The Host header has no scheme: compare what follows "://" with it,
+     * and what comes before with the scheme of the request, or a page
+     * served over https could drive a location served over http on the
+     * same host and port, and the other way round
+     */
 
     for (skip = 0; skip + 3 <= origin.len; skip++) {
         if (memcmp(origin.data + skip, "://", 3) == 0) {
@@ -77,17 +86,32 @@ ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
         }
     }
 
-    skip += 3;
+    same_host = skip + 3 <= origin.len && host.data != NULL && host.len > 0
+                && ngx_http_malloc_origin_eq(origin.data + skip + 3,
+                                             origin.len - skip - 3,
+                                             host.data, host.len);
 
-    if (skip <= origin.len && host.data != NULL && host.len > 0
-        && ngx_http_malloc_origin_eq(origin.data + skip, origin.len - skip,
-                                     host.data, host.len))
+    if (same_host
+        && ngx_http_malloc_origin_eq(origin.data, skip,
+                                     (const unsigned char *) scheme,
+                                     strlen(scheme)))
     {
         return NGX_HTTP_MALLOC_ORIGIN_OK;
     }
 
     if (ngx_http_malloc_origin_trusted(origin, trusted)) {
         return NGX_HTTP_MALLOC_ORIGIN_TRUSTED;
+    }
+
+    if (same_host) {
+        snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
+                 "refused \"Origin: %s\" on a request over %s: a web page "
+                 "of another origin (the same host, another scheme) sent "
+                 "this request",
+                 ngx_http_malloc_origin_quote(origin, q1, sizeof(q1)),
+                 scheme);
+
+        return NGX_HTTP_MALLOC_ORIGIN_MISMATCH;
     }
 
     snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,

@@ -16,7 +16,7 @@ typedef enum {
     NGX_HTTP_MALLOC_ORIGIN_OK = 0,     /* not a browser, or same origin */
     NGX_HTTP_MALLOC_ORIGIN_TRUSTED,    /* another origin, trusted */
     NGX_HTTP_MALLOC_ORIGIN_CROSS_SITE, /* Sec-Fetch-Site: not ours */
-    NGX_HTTP_MALLOC_ORIGIN_MISMATCH    /* Origin is not the Host */
+    NGX_HTTP_MALLOC_ORIGIN_MISMATCH    /* Origin is not scheme://Host */
 } ngx_http_malloc_origin_rc_e;
 
 
@@ -28,15 +28,18 @@ typedef struct {
 
 
 /*
- * Decides on a request from its Sec-Fetch-Site, Origin and Host headers
- * and the trusted origins ("" or origins separated by single spaces, each
- * as ngx_http_malloc_origin_valid() accepted it).  Anything refused gets
- * a sentence in err (NGX_HTTP_MALLOC_ORIGIN_ERR_LEN bytes, printable
- * ASCII whatever the headers held).
+ * Decides on a request from its Sec-Fetch-Site, Origin and Host headers,
+ * the scheme it came over ("http" or "https", as nginx's $scheme) and
+ * the trusted origins ("" or origins separated by single spaces, each as
+ * ngx_http_malloc_origin_valid() accepted it).  Without Sec-Fetch-Site,
+ * the location's own origin is scheme "://" Host: an Origin of the same
+ * host and another scheme is another origin.  Anything refused gets a
+ * sentence in err (NGX_HTTP_MALLOC_ORIGIN_ERR_LEN bytes, printable ASCII
+ * whatever the headers held).
  */
 int ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
     ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
-    const char *trusted, char *err);
+    const char *scheme, const char *trusted, char *err);
 
 /*
  * 0 if "s" is an origin a browser sends: http or https, "://", a host

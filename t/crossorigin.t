@@ -4,10 +4,13 @@
 # requests whose Sec-Fetch-Site or Origin say they come from another
 # origin are refused with 403 cross_origin before any work, while clients
 # that are not browsers (curl, jeprof, pprof, scrapers) work as before.
-# The headers are checked one by one over plain HTTP, then a real browser
-# (Debian's chromium, headless) runs an attack page served from another
-# port, a page of the admin location's own origin, a trusted dashboard,
-# and a DNS rebinding against docs/security.md's configuration.
+# The headers are checked one by one over plain HTTP (an Origin of the
+# right host over https is another origin), the notice for an admin
+# location that shares its server with other locations is read from
+# nginx -t, then a real browser (Debian's chromium, headless) runs an
+# attack page served from another port, a page of the admin location's
+# own origin, a trusted dashboard, and a DNS rebinding against
+# docs/security.md's configuration.
 
 use strict;
 use warnings;
@@ -115,6 +118,19 @@ refused($t->post('/malloc/prof_active', 'true', 'Origin' => 'null'),
 refused($t->post('/malloc/prof_active', 'true',
                  'Origin' => "http://127.0.0.1:$B"),
         'POST prof_active with Origin of another port');
+
+# the right host and port over another scheme: a page served over https
+# is of another origin than this location over plain http
+refused($t->post('/malloc/prof_active', 'true',
+                 'Origin' => "https://127.0.0.1:$A"),
+        'POST prof_active with Origin https of the right host and port',
+        qr{"Origin: https://127\.0\.0\.1:$A" on a request over http: });
+refused($t->get('/malloc/', undef, 'Origin' => "https://127.0.0.1:$A"),
+        'GET / with Origin https of the right host and port',
+        qr{another scheme});
+refused($t->post('/malloc/prof_active', 'true',
+                 'Origin' => "https://127.0.0.1"),
+        'POST prof_active with Origin https of the right host, no port');
 refused($t->post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}',
                  %$xsite), 'POST prof_reset from another site');
 refused($t->post('/malloc/prof_dump', '"csrf.heap"', %$xsite),
@@ -150,6 +166,8 @@ is($t->get('/malloc/', undef, 'Sec-Fetch-Site' => 'none')->{status},
 is($t->post('/malloc/prof_active', 'false',
             'Origin' => "http://127.0.0.1:$A")->{status},
    200, 'an Origin equal to the Host passes');
+is($t->get('/malloc/', undef, 'Origin' => "HTTP://127.0.0.1:$A")->{status},
+   200, 'the scheme of the request, in capitals, passes');
 is($t->post('/malloc/prof_active', 'false',
             'Origin' => "http://127.0.0.1:$A",
             'Sec-Fetch-Site' => 'same-origin')->{status},
@@ -219,6 +237,120 @@ for my $bad ('example.com', 'https://dash.example.com/', 'ftp://x',
     isnt($rc, 0, "malloc_trusted_origin $bad: refused");
     like($out, qr/invalid origin "\Q$bad\E": \S/, 'with a reason')
         or diag $out;
+}
+
+# an admin location that shares its server with locations serving other
+# content is of their origin: a notice names the server and the location.
+# At nginx -t it goes to nginx's start-up log: stderr in Debian's build,
+# logs/error.log of the prefix in nginx.org's
+sub conf_notices {
+    my ($c) = @_;
+    my ($rc, $out) = $c->test_conf;
+    is($rc, 0, 'the configuration loads') or diag $out;
+    return grep { /\[notice\].*shares its server/ }
+        split /\n/, $out . $c->log_text;
+}
+
+{
+    my $P = free_port();
+    my @n = conf_notices(MallocTest->new(admin => undef, http => <<"EOF"));
+    server {
+        listen 127.0.0.1:$P;
+        server_name shared.test;
+
+        location /malloc/ {
+            malloc_admin write=on;
+        }
+
+        location / {
+            return 200;
+        }
+    }
+EOF
+    is(scalar @n, 1, 'a server of the admin location and location /: '
+       . 'one notice');
+    my $want = join '',
+        'the admin location "/malloc/" shares its server ',
+        qq{(server_name "shared.test", listen 127.0.0.1:$P) },
+        'with location "/" at ';
+    my $why = 'same origin.*a server of its own.* in \S+nginx\.conf:\d+$';
+    like($n[0] // '',
+         qr{\Q$want\E\S+:\d+, which serves other content: .*$why},
+         'it names the server, both locations and why') or diag "@n";
+
+    # docs/security.md shows the notice as nginx logs it, names aside
+    open my $fh, '<', "$MallocTest::ROOT/docs/security.md" or die $!;
+    my ($doc) = grep { /\[notice\].*shares its server/ } <$fh>;
+    my @both = map {
+        (my $s = $_ // '') =~ s/^.*?\[notice\] \d+#\d+: //;
+        $s =~ s/"[^"]*"/"N"/g;
+        $s =~ s/listen \S+\)/listen A)/;
+        $s =~ s{/\S+:\d+}{F}g;
+        $s =~ s/\s+$//;
+        $s;
+    } $doc, $n[0];
+    ok($doc, 'docs/security.md shows the notice');
+    is($both[0], $both[1], 'the notice of security.md, word for word');
+
+    # MallocTest's default server has /t/ and / beside /malloc/
+    @n = conf_notices(MallocTest->new);
+    is(scalar @n, 1, 'the default test server: one notice, for its /t/');
+    like($n[0] // '', qr{"/malloc/" shares .* with location "/t/"},
+         'the first other location is named');
+
+    # admin locations alone in their servers, by name on the port of the
+    # application or on a port of their own, with "if" and limit_except,
+    # which belong to their location
+    my $Q = free_port();
+    @n = conf_notices(MallocTest->new(admin => undef, http => <<"EOF"));
+    server {
+        listen 127.0.0.1:%%PORT%%;
+        server_name malloc.localhost;
+
+        location /malloc/ {
+            malloc_admin write=on;
+            limit_except GET POST {
+                deny all;
+            }
+        }
+
+        location = /malloc-state {
+            malloc_admin;
+        }
+    }
+
+    server {
+        listen 127.0.0.1:$Q;
+
+        location /malloc/ {
+            if (\$http_x_deny) {
+                return 403;
+            }
+            malloc_admin;
+        }
+    }
+EOF
+    is(scalar @n, 0, 'admin locations with servers of their own: no notice')
+        or diag "@n";
+
+    # nested, regex or named: each serves the origin all the same
+    for my $other ('location /malloc/x/ { }',
+                   'location ~ \.html$ { }',
+                   'location @fallback { return 200; }')
+    {
+        (my $loc = $other) =~ s/ \{.*//;
+        my $nested = $other =~ m{/malloc/x/} ? $other : '';
+        my $beside = $nested ? '' : $other;
+        @n = conf_notices(MallocTest->new(admin => undef, http => <<"EOF"));
+    server {
+        listen 127.0.0.1:$Q;
+        location /malloc/ { malloc_admin; $nested }
+        $beside
+    }
+EOF
+        is(scalar @n, 1, "$loc in the admin server: one notice")
+            or diag "@n";
+    }
 }
 
 # docs/directives.md: its example loads, and its error is nginx's

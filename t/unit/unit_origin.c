@@ -44,17 +44,23 @@ typedef struct {
 static ngx_http_malloc_header_t copy_header(hdr_t v);
 static int run_check(hdr_t site, hdr_t origin, hdr_t host,
     const char *trusted, char *err);
+static int run_check_over(const char *scheme, hdr_t site, hdr_t origin,
+    hdr_t host, const char *trusted, char *err);
 static int run_valid(const char *s, size_t len, char *err);
 static const char *rc_name(int rc);
 static size_t count(const char *s, const char *what);
 static void expect(const char *desc, hdr_t site, hdr_t origin, hdr_t host,
     const char *trusted, int want, const char *in_err);
+static void expect_over(const char *scheme, const char *desc, hdr_t site,
+    hdr_t origin, hdr_t host, const char *trusted, int want,
+    const char *in_err);
 static void accept_origin(const char *s);
 static void refuse_origin(const char *desc, const char *s, size_t len);
 static void test_no_browser(void);
 static void test_site(void);
 static void test_trusted(void);
 static void test_host(void);
+static void test_scheme(void);
 static void test_err_bytes(void);
 static void test_err_long(void);
 static void test_valid(void);
@@ -97,20 +103,39 @@ copy_header(hdr_t v)
 }
 
 
-/* err receives the ERR_LEN bytes that the code left in its buffer */
+/* a request over plain http, as most of the tests send */
 
 static int
 run_check(hdr_t site, hdr_t origin, hdr_t host, const char *trusted,
     char *err)
 {
+    return run_check_over("http", site, origin, host, trusted, err);
+}
+
+
+/* err receives the ERR_LEN bytes that the code left in its buffer */
+
+static int
+run_check_over(const char *scheme, hdr_t site, hdr_t origin, hdr_t host,
+    const char *trusted, char *err)
+{
     int                        rc;
-    char                      *buf, *list;
+    char                      *buf, *list, *sch;
     size_t                     n;
     ngx_http_malloc_header_t   s, o, h;
 
     s = copy_header(site);
     o = copy_header(origin);
     h = copy_header(host);
+
+    n = strlen(scheme) + 1;
+
+    sch = malloc(n);
+    if (sch == NULL) {
+        abort();
+    }
+
+    memcpy(sch, scheme, n);
 
     list = NULL;
 
@@ -133,13 +158,14 @@ run_check(hdr_t site, hdr_t origin, hdr_t host, const char *trusted,
     /* no NUL anywhere: a refusal that does not end its sentence shows */
     memset(buf, 0x7f, ERR_LEN);
 
-    rc = ngx_http_malloc_origin_check(s, o, h, list, buf);
+    rc = ngx_http_malloc_origin_check(s, o, h, sch, list, buf);
 
     memcpy(err, buf, ERR_LEN);
 
     free((void *) s.data);
     free((void *) o.data);
     free((void *) h.data);
+    free(sch);
     free(list);
     free(buf);
 
@@ -219,16 +245,24 @@ count(const char *s, const char *what)
 }
 
 
-/* in_err: what the sentence must quote, NULL for anything */
-
 static void
 expect(const char *desc, hdr_t site, hdr_t origin, hdr_t host,
     const char *trusted, int want, const char *in_err)
 {
+    expect_over("http", desc, site, origin, host, trusted, want, in_err);
+}
+
+
+/* in_err: what the sentence must quote, NULL for anything */
+
+static void
+expect_over(const char *scheme, const char *desc, hdr_t site, hdr_t origin,
+    hdr_t host, const char *trusted, int want, const char *in_err)
+{
     int   rc, sane;
     char  err[ERR_LEN];
 
-    rc = run_check(site, origin, host, trusted, err);
+    rc = run_check_over(scheme, site, origin, host, trusted, err);
 
     if (!is_int(rc, want, "%s: %s", desc, rc_name(want))) {
         diag("got %s", rc_name(rc));
@@ -446,9 +480,12 @@ test_trusted(void)
            NULL);
     expect("no Sec-Fetch-Site, trusted Origin, no Host",
            NONE, H(TRUSTED_ONE), NONE, TRUSTED_THREE, RC_TRUSTED, NULL);
-    expect("no Sec-Fetch-Site, Origin matching Host and trusted",
-           NONE, H(TRUSTED_ONE), H("dash.example.com"), TRUSTED_ONE, RC_OK,
-           NULL);
+    expect_over("https", "no Sec-Fetch-Site, Origin matching Host and trusted",
+                NONE, H(TRUSTED_ONE), H("dash.example.com"), TRUSTED_ONE,
+                RC_OK, NULL);
+    expect("no Sec-Fetch-Site, Origin of another scheme, trusted",
+           NONE, H(TRUSTED_ONE), H("dash.example.com"), TRUSTED_ONE,
+           RC_TRUSTED, NULL);
     expect("no Sec-Fetch-Site, Origin a prefix of a trusted one",
            NONE, H("http://a.example"), H("localhost"),
            "http://a.example.com", RC_MISMATCH, NULL);
@@ -466,9 +503,9 @@ test_host(void)
     expect("Origin matching Host with port",
            NONE, H("http://127.0.0.1:8080"), H("127.0.0.1:8080"), NULL,
            RC_OK, NULL);
-    expect("Origin matching Host, https",
-           NONE, H("https://dash.example.com"), H("dash.example.com"), NULL,
-           RC_OK, NULL);
+    expect_over("https", "Origin matching Host, https",
+                NONE, H("https://dash.example.com"), H("dash.example.com"),
+                NULL, RC_OK, NULL);
     expect("Origin matching Host in another case",
            NONE, H("HTTP://Dash.Example.com:8080"), H("dash.EXAMPLE.com:8080"),
            NULL, RC_OK, NULL);
@@ -525,6 +562,93 @@ test_host(void)
            RC_MISMATCH, NULL);
 }
 
+
+/*
+ * Without Sec-Fetch-Site, the origin of the location is the scheme of the
+ * request and its Host: an Origin of the right host and port over another
+ * scheme is a page of another origin
+ */
+
+static void
+test_scheme(void)
+{
+    expect("right host, https Origin, request over http",
+           NONE, H("https://127.0.0.1:8080"), H("127.0.0.1:8080"), NULL,
+           RC_MISMATCH, "\"Origin: https://127.0.0.1:8080\" on a request "
+           "over http");
+    expect_over("https", "right host, http Origin, request over https",
+                NONE, H("http://127.0.0.1:8443"), H("127.0.0.1:8443"), NULL,
+                RC_MISMATCH, "\"Origin: http://127.0.0.1:8443\" on a "
+                "request over https");
+    expect("right host, https Origin, no port, over http",
+           NONE, H("https://dash.example.com"), H("dash.example.com"), NULL,
+           RC_MISMATCH, "another scheme");
+    expect_over("https", "right host, http Origin, no port, over https",
+                NONE, H("http://dash.example.com"), H("dash.example.com"),
+                NULL, RC_MISMATCH, "another scheme");
+
+    expect("right scheme, http", NONE, H("http://127.0.0.1:8080"),
+           H("127.0.0.1:8080"), NULL, RC_OK, NULL);
+    expect_over("https", "right scheme, https", NONE,
+                H("https://127.0.0.1:8443"), H("127.0.0.1:8443"), NULL,
+                RC_OK, NULL);
+    expect_over("https", "right scheme in another case, https", NONE,
+                H("HTTPS://Dash.example.com"), H("dash.example.com"), NULL,
+                RC_OK, NULL);
+    expect_over("https", "right scheme, https, IPv6", NONE,
+                H("https://[::1]:8443"), H("[::1]:8443"), NULL, RC_OK,
+                NULL);
+
+    /* ports: the scheme does not stand for its default port, nor back */
+
+    expect("https Origin without a port, Host with :443, over http",
+           NONE, H("https://a.example"), H("a.example:443"), NULL,
+           RC_MISMATCH, "\"Host: a.example:443\"");
+    expect_over("https", "right scheme, another port, https",
+                NONE, H("https://a.example:8443"), H("a.example:9443"), NULL,
+                RC_MISMATCH, "\"Host: a.example:9443\"");
+    expect_over("https", "right scheme, Origin without the port of Host",
+                NONE, H("https://a.example"), H("a.example:8443"), NULL,
+                RC_MISMATCH, NULL);
+    expect_over("https", "wrong scheme, another port, https",
+                NONE, H("http://a.example:8080"), H("a.example:8443"), NULL,
+                RC_MISMATCH, "\"Host: a.example:8443\"");
+
+    /* schemes no browser page has */
+
+    expect("a scheme of another kind, right host",
+           NONE, H("chrome-extension://localhost"), H("localhost"), NULL,
+           RC_MISMATCH, "another scheme");
+    expect("a prefix of the scheme, right host",
+           NONE, H("htt://localhost"), H("localhost"), NULL, RC_MISMATCH,
+           NULL);
+    expect("the scheme and more, right host",
+           NONE, H("httpx://localhost"), H("localhost"), NULL, RC_MISMATCH,
+           NULL);
+    expect("no scheme before \"://\", right host",
+           NONE, H("://localhost"), H("localhost"), NULL, RC_MISMATCH, NULL);
+    expect_over("https", "http for https, the other prefix",
+                NONE, H("http://localhost"), H("localhost"), NULL,
+                RC_MISMATCH, NULL);
+
+    /* the browser's Sec-Fetch-Site decides, Origin is not looked at */
+
+    expect("same-origin with an Origin of another scheme",
+           H("same-origin"), H("https://127.0.0.1:8080"), H("127.0.0.1:8080"),
+           NULL, RC_OK, NULL);
+
+    /* what the operator trusts passes over either scheme */
+
+    expect("another scheme, trusted",
+           NONE, H("https://127.0.0.1:8080"), H("127.0.0.1:8080"),
+           "https://127.0.0.1:8080", RC_TRUSTED, NULL);
+    expect_over("https", "another scheme, trusted, over https",
+                NONE, H("http://127.0.0.1:3000"), H("127.0.0.1:3000"),
+                TRUSTED_THREE, RC_TRUSTED, NULL);
+    expect("another scheme, a trusted list without it",
+           NONE, H("https://127.0.0.1:3000"), H("127.0.0.1:3000"),
+           TRUSTED_THREE, RC_MISMATCH, "another scheme");
+}
 
 static void
 test_err_bytes(void)
@@ -765,6 +889,7 @@ main(void)
     test_site();
     test_trusted();
     test_host();
+    test_scheme();
     test_err_bytes();
     test_err_long();
     test_valid();
