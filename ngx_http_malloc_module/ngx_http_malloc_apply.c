@@ -263,6 +263,7 @@ ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
     }
 
     rt->task.work = ngx_http_malloc_apply_rss_thread;
+    rt->task.build = 0;
     rt->task.done = ngx_http_malloc_apply_rss_done;
     rt->task.data = rt;
 
@@ -536,6 +537,7 @@ ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
     dt->log = log;
     dt->result = *res;
     dt->task.work = ngx_http_malloc_apply_dump_thread;
+    dt->task.build = 0;
     dt->task.done = ngx_http_malloc_apply_dump_done;
     dt->task.data = dt;
 

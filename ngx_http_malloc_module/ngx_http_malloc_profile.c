@@ -114,6 +114,15 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return ngx_http_malloc_unusable(r, NULL);
     }
 
+    /* a bounded number at once, before the profile takes any memory */
+
+    if (ngx_http_malloc_wait_admit(r, ctx,
+            ngx_http_arg(r, (u_char *) "seconds", 7, &arg) == NGX_OK, &rc)
+        != NGX_OK)
+    {
+        return rc;
+    }
+
     pf = ngx_http_malloc_profile_create(r, ctx);
     if (pf == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -936,6 +945,7 @@ ngx_http_malloc_profile_run(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_step_pt work)
 {
     pf->task.work = work;
+    pf->task.build = 1;
     pf->task.done = ngx_http_malloc_profile_ran;
     pf->task.data = pf;
 

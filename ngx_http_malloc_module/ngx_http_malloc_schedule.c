@@ -659,6 +659,7 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     sn->done[1] = NULL;
 
     sn->task.work = ngx_http_malloc_schedule_merge;
+    sn->task.build = 1;
     sn->task.done = ngx_http_malloc_schedule_merged;
     sn->task.data = sn;
 

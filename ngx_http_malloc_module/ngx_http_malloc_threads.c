@@ -3,8 +3,11 @@
  * The module's own thread pool, per worker.  Threads start on the first
  * task (an idle module has none), at most as many as malloc_threads says.
  * A finished task is queued and the worker's eventfd is written; the
- * event loop then runs each task's "done".  Owns: the threads, the two
- * queues, the eventfd.  Calls: nothing of the module.
+ * event loop then runs each task's "done".  Builds of profiles (long,
+ * and asked for by anyone who may read) leave one thread to the rest:
+ * with two threads or more, a heap dump or a read of smaps never waits
+ * behind them.  Owns: the threads, the two queues, the eventfd.  Calls:
+ * nothing of the module.
  */
 
 
@@ -22,6 +25,7 @@
 static void *ngx_http_malloc_threads_main(void *data);
 static ngx_int_t ngx_http_malloc_threads_start(ngx_log_t *log);
 static void ngx_http_malloc_threads_finished(ngx_event_t *ev);
+static ngx_http_malloc_task_t *ngx_http_malloc_threads_take(void);
 
 
 #define NGX_HTTP_MALLOC_THREADS_MAX  16
@@ -31,6 +35,7 @@ static void ngx_http_malloc_threads_finished(ngx_event_t *ev);
 static ngx_uint_t               ngx_http_malloc_threads_max;
 static ngx_uint_t               ngx_http_malloc_threads_running;
 static ngx_uint_t               ngx_http_malloc_threads_idle;
+static ngx_uint_t               ngx_http_malloc_threads_builds;
 static ngx_uint_t               ngx_http_malloc_threads_stop;
 static pthread_t                ngx_http_malloc_threads_tid
                                     [NGX_HTTP_MALLOC_THREADS_MAX];
@@ -125,11 +130,13 @@ ngx_http_malloc_threads_post(ngx_http_malloc_task_t *task, ngx_log_t *log)
     *ngx_http_malloc_threads_todo_last = task;
     ngx_http_malloc_threads_todo_last = &task->next;
 
-    (void) pthread_cond_signal(&ngx_http_malloc_threads_cond);
+    /* an idle thread may be one that waits for a build's turn */
+    (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
     (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
 
-    ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
-                   "malloc thread task %p posted", task);
+    ngx_log_debug2(NGX_LOG_DEBUG_CORE, log, 0,
+                   "malloc thread task %p posted, build %ui", task,
+                   task->build);
 
     return NGX_OK;
 }
@@ -190,26 +197,25 @@ ngx_http_malloc_threads_main(void *data)
     for ( ;; ) {
         (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
 
-        while (ngx_http_malloc_threads_todo == NULL
-               && !ngx_http_malloc_threads_stop)
-        {
+        for ( ;; ) {
+            if (ngx_http_malloc_threads_stop) {
+                (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+                return NULL;
+            }
+
+            task = ngx_http_malloc_threads_take();
+
+            if (task != NULL) {
+                break;
+            }
+
             ngx_http_malloc_threads_idle++;
             (void) pthread_cond_wait(&ngx_http_malloc_threads_cond,
                                      &ngx_http_malloc_threads_mtx);
             ngx_http_malloc_threads_idle--;
         }
 
-        if (ngx_http_malloc_threads_stop) {
-            (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
-            return NULL;
-        }
-
-        task = ngx_http_malloc_threads_todo;
-        ngx_http_malloc_threads_todo = task->next;
-
-        if (ngx_http_malloc_threads_todo == NULL) {
-            ngx_http_malloc_threads_todo_last = &ngx_http_malloc_threads_todo;
-        }
+        ngx_http_malloc_threads_builds += task->build;
 
         (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
 
@@ -218,6 +224,13 @@ ngx_http_malloc_threads_main(void *data)
         (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
         task->next = ngx_http_malloc_threads_done;
         ngx_http_malloc_threads_done = task;
+
+        if (task->build) {
+            /* another build may have its turn now */
+            ngx_http_malloc_threads_builds--;
+            (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
+        }
+
         (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
 
         /*
@@ -228,6 +241,43 @@ ngx_http_malloc_threads_main(void *data)
         if (write(ngx_http_malloc_threads_fd, &one, sizeof(one)) == -1) {
             continue;
         }
+    }
+
+    return NULL;
+}
+
+
+/*
+ * With the mutex held: the first task that may run now, out of the queue;
+ * a build only while fewer than all threads but one run builds
+ */
+
+static ngx_http_malloc_task_t *
+ngx_http_malloc_threads_take(void)
+{
+    ngx_uint_t               builds;
+    ngx_http_malloc_task_t  *task, **prev;
+
+    builds = (ngx_http_malloc_threads_max > 1)
+             ? ngx_http_malloc_threads_max - 1 : 1;
+
+    for (prev = &ngx_http_malloc_threads_todo;
+         *prev != NULL;
+         prev = &(*prev)->next)
+    {
+        task = *prev;
+
+        if (task->build && ngx_http_malloc_threads_builds >= builds) {
+            continue;
+        }
+
+        *prev = task->next;
+
+        if (ngx_http_malloc_threads_todo_last == &task->next) {
+            ngx_http_malloc_threads_todo_last = prev;
+        }
+
+        return task;
     }
 
     return NULL;

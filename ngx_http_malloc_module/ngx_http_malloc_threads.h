@@ -24,6 +24,8 @@ struct ngx_http_malloc_task_s {
     ngx_http_malloc_task_pt     done;     /* back in the event loop */
     void                       *data;
     ngx_http_malloc_task_t     *next;
+    ngx_uint_t                  build;    /* a profile's build or merge:
+                                             never on the last thread */
 };
 
 

@@ -23,6 +23,9 @@
 #include "ngx_http_malloc_reply.h"
 
 
+/* builds of profiles, and growth windows, at once in a worker */
+#define NGX_HTTP_MALLOC_ADMIT        4
+
 /* how often a request whose work is on a thread looks in on it */
 #define NGX_HTTP_MALLOC_WAIT_THREAD  1000
 
@@ -40,14 +43,20 @@ static void ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_wait_cleanup(void *data);
 
 
-/* this worker's requests waiting for answers */
-static ngx_queue_t  ngx_http_malloc_waiting;
+/* this worker's requests: those waiting for answers, those admitted */
+typedef struct {
+    ngx_queue_t                 waiting;
+    ngx_uint_t                  admitted[2];  /* builds, windows */
+} ngx_http_malloc_requests_t;
+
+
+static ngx_http_malloc_requests_t  ngx_http_malloc_requests;
 
 
 void
 ngx_http_malloc_wait_init_process(void)
 {
-    ngx_queue_init(&ngx_http_malloc_waiting);
+    ngx_queue_init(&ngx_http_malloc_requests.waiting);
 
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
                                ngx_http_malloc_wait_wake);
@@ -92,6 +101,46 @@ ngx_http_malloc_wait_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
 
 /*
+ * A profile's build (or a growth window, "window" 1) is admitted while
+ * this worker runs fewer than NGX_HTTP_MALLOC_ADMIT of its kind: each
+ * holds a heap in memory, and builds queue for one thread.  NGX_OK to go
+ * on; else the request is answered (503 busy) and *rc is what to return.
+ * The request's cleanup lets the next one in.
+ */
+
+ngx_int_t
+ngx_http_malloc_wait_admit(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_uint_t window, ngx_int_t *rc)
+{
+    static ngx_str_t  retry = ngx_string("1");
+
+    *rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+    if (ngx_http_malloc_requests.admitted[window] >= NGX_HTTP_MALLOC_ADMIT) {
+        if (ngx_http_malloc_add_header(r, "Retry-After", &retry) == NGX_OK) {
+            *rc = ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
+                                        "busy", "this worker builds %d %s "
+                                        "already; ask again",
+                                        NGX_HTTP_MALLOC_ADMIT,
+                                        window ? "growth windows"
+                                               : "profiles");
+        }
+
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_malloc_requests.admitted[window]++;
+    ctx->admitted = window + 1;
+
+    return NGX_OK;
+}
+
+
+/*
  * Posts ctx->cmd and waits for the answers: NGX_DONE, or what
  * ctx->answered returned when they are all in already.  A read ("read"
  * 1) leaves room in the ring for writes; a command that finds no room
@@ -114,7 +163,7 @@ ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ctx->wait.handler = ngx_http_malloc_wait_handler;
 
     if (!ctx->queued) {
-        ngx_queue_insert_tail(&ngx_http_malloc_waiting, &ctx->queue);
+        ngx_queue_insert_tail(&ngx_http_malloc_requests.waiting, &ctx->queue);
         ctx->queued = 1;
     }
 
@@ -210,8 +259,8 @@ ngx_http_malloc_wait_wake(ngx_log_t *log)
     ngx_queue_t            *q;
     ngx_http_malloc_ctx_t  *ctx;
 
-    for (q = ngx_queue_head(&ngx_http_malloc_waiting);
-         q != ngx_queue_sentinel(&ngx_http_malloc_waiting);
+    for (q = ngx_queue_head(&ngx_http_malloc_requests.waiting);
+         q != ngx_queue_sentinel(&ngx_http_malloc_requests.waiting);
          q = ngx_queue_next(q))
     {
         ctx = ngx_queue_data(q, ngx_http_malloc_ctx_t, queue);
@@ -337,6 +386,11 @@ ngx_http_malloc_wait_cleanup(void *data)
     ngx_http_malloc_main_conf_t  *mmcf;
 
     ngx_http_malloc_wait_unqueue(ctx);
+
+    if (ctx->admitted) {
+        ngx_http_malloc_requests.admitted[ctx->admitted - 1]--;
+        ctx->admitted = 0;
+    }
 
     if (ctx->done) {
         return;

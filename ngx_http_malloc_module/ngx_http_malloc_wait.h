@@ -42,6 +42,7 @@ struct ngx_http_malloc_ctx_s {
     ngx_http_malloc_abandoned_pt   abandoned;
     void                          *data;        /* the endpoint's */
 
+    unsigned                       admitted:2;  /* 1 build, 2 window */
     unsigned                       queued:1;
     unsigned                       done:1;
 };
@@ -56,6 +57,8 @@ struct ngx_http_malloc_ctx_s {
 void ngx_http_malloc_wait_init_process(void);
 ngx_int_t ngx_http_malloc_wait_hold(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
+ngx_int_t ngx_http_malloc_wait_admit(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_uint_t window, ngx_int_t *rc);
 ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout, ngx_uint_t read);
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
