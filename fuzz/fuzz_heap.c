@@ -7,7 +7,9 @@
  * maps); adding it a second time must keep the stack count (or fail on an
  * overflow, which only merging can cause); a heap minus itself must be
  * empty; the legacy writer must produce its header; and a trimmed heap
- * must still write a dump that parses.
+ * must still write a dump that parses.  The check of a whole dump must
+ * refuse the dump less its last byte, and ask no less with the maps known
+ * than without.
  */
 
 
@@ -80,7 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int                       rc;
     char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
     size_t                    n;
-    uint64_t                  lo;
+    uint64_t                  lo, top;
     unsigned char            *copy;
     ngx_http_malloc_heap_t    heap, again, twice;
     ngx_http_malloc_noise_t   nz;
@@ -95,6 +97,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     memcpy(copy, data, size);
+
+    top = ngx_http_malloc_heap_top(copy, size);
+
+    if (ngx_http_malloc_heap_whole(copy, size, top)) {
+        check(ngx_http_malloc_heap_whole(copy, size, 0),
+              "whole with the maps is whole without");
+        check(size > 0 && copy[size - 1] == '\n', "whole ends in a newline");
+        check(top == 0 || !ngx_http_malloc_heap_whole(copy, size - 1, top),
+              "a whole dump less a byte is cut");
+    }
 
     ngx_http_malloc_heap_init(&heap, arena);
     err[0] = '\0';

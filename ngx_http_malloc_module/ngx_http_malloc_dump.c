@@ -4,9 +4,11 @@
  * follows symlinks.  So the dump goes into a private temporary file we
  * create with O_EXCL | O_NOFOLLOW (mode 0600), handed to jemalloc as
  * /proc/self/fd/N, and only then gets its name with linkat(), which never
- * replaces an existing file.  A failed dump leaves nothing behind.
+ * replaces an existing file, once it is known whole: jemalloc reports a
+ * dump cut short by a full disk as written.  A failed dump leaves nothing
+ * behind.
  *
- * Owns: the temporary file of a dump.  Calls: jemalloc (pure C).
+ * Owns: the temporary file of a dump.  Calls: jemalloc, heap (pure C).
  */
 
 
@@ -21,11 +23,19 @@
 #include <dirent.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "ngx_http_malloc_dump.h"
+#include "ngx_http_malloc_heap.h"
 #include "ngx_http_malloc_jemalloc.h"
+
+
+static int ngx_http_malloc_dump_whole(int fd, int e, int we, off_t *bytes,
+    int *err);
+static uint64_t ngx_http_malloc_dump_top(void);
 
 
 int
@@ -61,10 +71,8 @@ int
 ngx_http_malloc_dump_write(const char *dir, const char *name,
     unsigned long seq, off_t *bytes, int *err)
 {
-    int             dfd, fd, rc, e;
-    char            tmp[64], proc[64];
-    struct stat     st;
-    struct statvfs  vfs;
+    int   dfd, fd, rc, e;
+    char  tmp[64], proc[64];
 
     *bytes = 0;
     *err = 0;
@@ -82,7 +90,9 @@ ngx_http_malloc_dump_write(const char *dir, const char *name,
 
     snprintf(tmp, sizeof(tmp), ".malloc-%ld-%lu.tmp", (long) getpid(), seq);
 
-    fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+    /* read back, to tell a whole dump from a cut one */
+
+    fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 0600);
     if (fd == -1) {
         *err = errno;
@@ -92,39 +102,144 @@ ngx_http_malloc_dump_write(const char *dir, const char *name,
 
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 
+    /* what the failed write() said, if nothing overwrote it since */
+
+    errno = 0;
     e = ngx_http_malloc_je_dump(proc);
 
-    if (e == 0 && fstat(fd, &st) == 0 && st.st_size > 0) {
-        *bytes = st.st_size;
-
-    } else if (e == 0) {
-        e = EIO;
-    }
+    rc = ngx_http_malloc_dump_whole(fd, e, errno, bytes, err);
 
     close(fd);
 
-    if (e != 0) {
-        /*
-         * jemalloc answers EFAULT for any failed write: a full file
-         * system is the common cause, and it can be told
-         */
-        if (e == EFAULT && fstatvfs(dfd, &vfs) == 0 && vfs.f_bavail == 0) {
-            e = ENOSPC;
-        }
-
-        *err = e;
-        rc = NGX_HTTP_MALLOC_DUMP_MALLCTL;
-
-    } else if (linkat(dfd, tmp, dfd, name, 0) == -1) {
+    if (rc == NGX_HTTP_MALLOC_DUMP_OK
+        && linkat(dfd, tmp, dfd, name, 0) == -1)
+    {
         *err = errno;
         rc = (errno == EEXIST) ? NGX_HTTP_MALLOC_DUMP_EXISTS
                                : NGX_HTTP_MALLOC_DUMP_LINK;
+    }
+
+    if (rc != NGX_HTTP_MALLOC_DUMP_OK) {
+        *bytes = 0;
     }
 
     (void) unlinkat(dfd, tmp, 0);
     close(dfd);
 
     return rc;
+}
+
+
+/*
+ * Whether the file that prof.dump (its answer "e", errno "we") wrote is
+ * the whole dump.  jemalloc misses a short last write, which leaves the
+ * file system full: then the end may be missing even where it looks
+ * whole, and the dump is refused.  With room left (another dump's failure
+ * may have freed some meanwhile), the end of the dump must be the end of
+ * the maps.
+ */
+
+static int
+ngx_http_malloc_dump_whole(int fd, int e, int we, off_t *bytes, int *err)
+{
+    int             whole, full;
+    void           *text;
+    uint64_t        top;
+    struct stat     st;
+    struct statvfs  vfs;
+
+    /* no block left for this writer: root may take the reserved ones */
+
+    full = (fstatvfs(fd, &vfs) == 0
+            && (geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail) == 0);
+
+    if (e != 0) {
+        /*
+         * jemalloc answers EFAULT for any failed write: its errno tells
+         * a full disk or quota, and so does a file system left full (the
+         * errno may be gone, or another dump's failure freed some room)
+         */
+        if (e == EFAULT && (we == ENOSPC || we == EDQUOT)) {
+            *err = we;
+            return NGX_HTTP_MALLOC_DUMP_SPACE;
+        }
+
+        if (e == EFAULT && full) {
+            *err = ENOSPC;
+            return NGX_HTTP_MALLOC_DUMP_SPACE;
+        }
+
+        *err = e;
+        return NGX_HTTP_MALLOC_DUMP_MALLCTL;
+    }
+
+    if (fstat(fd, &st) == -1 || st.st_size == 0) {
+        *err = EIO;
+        return full ? NGX_HTTP_MALLOC_DUMP_SPACE : NGX_HTTP_MALLOC_DUMP_MALLCTL;
+    }
+
+    /* before the mapping below, which is never the highest anyway */
+
+    top = ngx_http_malloc_dump_top();
+
+    text = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+    if (text == MAP_FAILED) {
+        whole = 0;
+        *err = errno;
+
+    } else {
+        whole = ngx_http_malloc_heap_whole(text, st.st_size, top);
+        *err = EIO;
+        (void) munmap(text, st.st_size);
+    }
+
+    if (full) {
+        *err = ENOSPC;
+        return NGX_HTTP_MALLOC_DUMP_SPACE;
+    }
+
+    if (!whole) {
+        return NGX_HTTP_MALLOC_DUMP_CUT;
+    }
+
+    *err = 0;
+    *bytes = st.st_size;
+
+    return NGX_HTTP_MALLOC_DUMP_OK;
+}
+
+
+/*
+ * The end address of the highest mapping of the process, which ends the
+ * maps that jemalloc copied into the dump; 0 when the maps cannot be read
+ * (jemalloc could not read them either, and left them out).  The kernel
+ * hands /proc maps out in whole lines (a page of them at a time), so the
+ * last read holds the last line.
+ */
+
+static uint64_t
+ngx_http_malloc_dump_top(void)
+{
+    int            fd;
+    size_t         len;
+    ssize_t        n;
+    unsigned char  buf[16384];
+
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        return 0;
+    }
+
+    len = 0;
+
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        len = n;
+    }
+
+    (void) close(fd);
+
+    return (n == 0) ? ngx_http_malloc_heap_top(buf, len) : 0;
 }
 
 
@@ -150,6 +265,14 @@ ngx_http_malloc_dump_strerror(int rc)
 
     case NGX_HTTP_MALLOC_DUMP_EXPIRED:
         return "the request had timed out before this worker saw it";
+
+    case NGX_HTTP_MALLOC_DUMP_SPACE:
+        return "no space left on the device: the dump, which may be cut "
+               "short, was removed";
+
+    case NGX_HTTP_MALLOC_DUMP_CUT:
+        return "the dump jemalloc wrote could not be read back whole (cut "
+               "short?); it was removed";
 
     default:
         return "the dump was written";

@@ -20,7 +20,11 @@ typedef enum {
     NGX_HTTP_MALLOC_DUMP_CREATE,      /* the file cannot be created */
     NGX_HTTP_MALLOC_DUMP_MALLCTL,     /* prof.dump failed */
     NGX_HTTP_MALLOC_DUMP_LINK,        /* the file could not be named */
-    NGX_HTTP_MALLOC_DUMP_EXPIRED      /* the request had given up */
+    NGX_HTTP_MALLOC_DUMP_EXPIRED,     /* the request had given up */
+    NGX_HTTP_MALLOC_DUMP_SPACE,       /* the file system is full: the
+                                         dump may be cut, and is gone */
+    NGX_HTTP_MALLOC_DUMP_CUT          /* the dump was cut short, and is
+                                         gone */
 } ngx_http_malloc_dump_rc_e;
 
 

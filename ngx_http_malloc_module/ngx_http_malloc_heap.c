@@ -23,6 +23,7 @@
  */
 
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -333,6 +334,106 @@ ngx_http_malloc_heap_end(ngx_http_malloc_heap_state_e state, size_t line,
                                    "\"MAPPED_LIBRARIES:\"", line);
         return -1;
     }
+}
+
+
+/*
+ * jemalloc writes a dump through a buffer and takes only a write() of -1
+ * for an error: a short last write (the file system filled) cuts the end
+ * off a dump it reports written.  That end is the maps, whose last line
+ * is the highest mapping: one that stays (the stack, the vsyscall page),
+ * so the caller reads its end address from /proc/self/maps right after
+ * the dump, and a cut at a newline ends on another line.  Looks only at
+ * the header and back from the end: the cost is the maps', not the
+ * stacks'.
+ */
+
+int
+ngx_http_malloc_heap_whole(const unsigned char *text, size_t len,
+    uint64_t top)
+{
+    size_t                n;
+    const unsigned char  *p, *line, *end;
+
+    n = sizeof("MAPPED_LIBRARIES:") - 1;
+
+    if (len < 9 || memcmp(text, "heap_v2/", 8) != 0
+        || text[len - 1] != '\n')
+    {
+        return 0;
+    }
+
+    if (top == 0) {
+        /* no maps to look for: the newline of the last stack ends it */
+        return 1;
+    }
+
+    /* from the last line back to the section's header */
+
+    end = text + len - 1;
+
+    for (p = end; p > text; p = line - 1) {
+
+        for (line = p; line > text && line[-1] != '\n'; line--) {
+            /* void */
+        }
+
+        if ((size_t) (p - line) == n
+            && memcmp(line, "MAPPED_LIBRARIES:", n) == 0)
+        {
+            return line - text >= 2 && line[-2] == '\n'
+                   && ngx_http_malloc_heap_top(p + 1, end - p) == top;
+        }
+
+        if (line == text) {
+            break;
+        }
+    }
+
+    return 0;
+}
+
+
+uint64_t
+ngx_http_malloc_heap_top(const unsigned char *maps, size_t len)
+{
+    uint64_t              top;
+    const unsigned char  *p, *end, *line;
+
+    if (len == 0 || maps[len - 1] != '\n') {
+        return 0;
+    }
+
+    end = maps + len - 1;
+
+    for (line = end; line > maps && line[-1] != '\n'; line--) {
+        /* void */
+    }
+
+    /* "<start>-<end> <perms> ...": the end */
+
+    for (p = line; p < end && *p != '-'; p++) {
+        if (!isxdigit(*p)) {
+            return 0;
+        }
+    }
+
+    if (p == line || p == end) {
+        return 0;
+    }
+
+    top = 0;
+
+    for (p++; p < end && *p != ' '; p++) {
+        if (!isxdigit(*p) || top >> 60 != 0) {
+            return 0;
+        }
+
+        top = (top << 4) | (uint64_t) (isdigit(*p) ? *p - '0'
+                                                   : (*p | 0x20) - 'a' + 10);
+    }
+
+    return (p < end) ? top : 0;
 }
 
 

@@ -1,8 +1,9 @@
 
 /*
- * jemalloc heap_v2 dumps: parse, merge over workers, subtract (growth),
- * and write back as heap_v2 or as gperftools' legacy heap text.  Pure C;
- * all memory comes from an ngx_http_malloc_arena_t.
+ * jemalloc heap_v2 dumps: tell whole from cut short, parse, merge over
+ * workers, subtract (growth), and write back as heap_v2 or as gperftools'
+ * legacy heap text.  Pure C; all memory comes from an
+ * ngx_http_malloc_arena_t.
  */
 
 
@@ -59,6 +60,21 @@ void ngx_http_malloc_heap_init(ngx_http_malloc_heap_t *heap,
  */
 int ngx_http_malloc_heap_add(ngx_http_malloc_heap_t *heap,
     const unsigned char *text, size_t len, char *err);
+
+/*
+ * 1 if "text", a dump as jemalloc wrote it, is whole: its header, a
+ * newline at its end and, unless "top" is 0 (the maps could not be read),
+ * a MAPPED_LIBRARIES section whose last line ends at address "top".  0
+ * for a dump cut short.  Does not parse the stacks: heap_add() does.
+ */
+int ngx_http_malloc_heap_whole(const unsigned char *text, size_t len,
+    uint64_t top);
+
+/*
+ * The end address of the last line of a maps text (/proc/PID/maps), the
+ * highest mapping; 0 when that line is not whole or not a mapping.
+ */
+uint64_t ngx_http_malloc_heap_top(const unsigned char *maps, size_t len);
 
 /*
  * heap -= base, stack by stack: only the stacks that grew beyond the

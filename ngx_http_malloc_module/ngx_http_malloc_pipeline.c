@@ -773,6 +773,7 @@ ngx_http_malloc_pipe_write(char **paths, ngx_http_malloc_pipe_base_t *base,
     const char *out, char *err, size_t len)
 {
     int                      fd, rc;
+    size_t                   written;
     ssize_t                  n;
     ngx_http_malloc_pipe_t   pl;
 
@@ -806,17 +807,32 @@ ngx_http_malloc_pipe_write(char **paths, ngx_http_malloc_pipe_base_t *base,
         goto done;
     }
 
-    n = write(fd, pl.out.data, pl.out.len);
+    /*
+     * a short write is the file system filling up: write on until all of
+     * it is written or write() says why not (ENOSPC); a file cut short is
+     * never left to be named
+     */
 
-    if (n != (ssize_t) pl.out.len) {
-        (void) ngx_http_malloc_pipe_fail(&pl, NGX_HTTP_MALLOC_PIPE_WRITE,
-                                         "cannot write \"%s\": %s", out,
-                                         n == -1 ? strerror(errno)
-                                                 : "short write");
-        (void) close(fd);
-        (void) unlink(out);
-        (void) snprintf(err, len, "%s", pl.error);
-        goto done;
+    for (written = 0; written < pl.out.len; written += n) {
+        n = write(fd, pl.out.data + written, pl.out.len - written);
+
+        if (n == -1 && errno == EINTR) {
+            n = 0;
+            continue;
+        }
+
+        if (n <= 0) {
+            (void) ngx_http_malloc_pipe_fail(&pl, NGX_HTTP_MALLOC_PIPE_WRITE,
+                                             "cannot write \"%s\" (%zu of "
+                                             "%zu bytes written): %s", out,
+                                             written, pl.out.len,
+                                             strerror(n == 0 ? ENOSPC
+                                                             : errno));
+            (void) close(fd);
+            (void) unlink(out);
+            (void) snprintf(err, len, "%s", pl.error);
+            goto done;
+        }
     }
 
     if (close(fd) == -1) {

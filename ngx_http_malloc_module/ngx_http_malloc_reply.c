@@ -543,11 +543,24 @@ ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                          a->worker, a->pid);
 
     } else if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
-        st = (res->rc == NGX_HTTP_MALLOC_DUMP_EXISTS)
-             ? NGX_HTTP_CONFLICT : NGX_HTTP_INTERNAL_SERVER_ERROR;
-        code = (res->rc == NGX_HTTP_MALLOC_DUMP_EXISTS) ? "file_exists"
-               : (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
-               : "dump_failed";
+        switch (res->rc) {
+
+        case NGX_HTTP_MALLOC_DUMP_EXISTS:
+            st = NGX_HTTP_CONFLICT;
+            code = "file_exists";
+            break;
+
+        case NGX_HTTP_MALLOC_DUMP_SPACE:
+            /* as dump_dir_full: storage, not the server, is short */
+            st = NGX_HTTP_INSUFFICIENT_STORAGE;
+            code = "no_space";
+            break;
+
+        default:
+            st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+            code = (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
+                                                         : "dump_failed";
+        }
         p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
                          a->worker, a->pid,
                          ngx_http_malloc_rc_text(res->rc));

@@ -21,6 +21,10 @@
 #define MAPS                                                                  \
     "00400000-00452000 r-xp 00000000 08:02 173521      /usr/sbin/nginx\n"
 
+/* the highest mapping of a process on x86_64 */
+#define MAPS_TOP                                                              \
+    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0   [vsyscall]\n"
+
 /* two threads, one of them named, and two stacks */
 #define DUMP_A  "heap_v2/524288\n" DUMP_A_STACKS
 
@@ -71,6 +75,9 @@ static ngx_http_malloc_stack_t *find(ngx_http_malloc_heap_t *heap,
 static char *text_of(ngx_http_malloc_mbuf_t *b);
 static void test_parse(void);
 static void test_no_maps(void);
+static int whole(const char *text, size_t len, uint64_t top);
+static uint64_t top_of(const char *text, size_t len);
+static void test_whole(void);
 static void test_merge(void);
 static void test_period(void);
 static void test_malformed(void);
@@ -219,6 +226,113 @@ test_no_maps(void)
            "empty maps section: accepted");
     ok(heap.maps != NULL && heap.maps_len == 0,
        "empty maps section: kept empty");
+}
+
+
+/* whole(), on a copy of the exact size, so that ASan sees a read past it */
+
+static int
+whole(const char *text, size_t len, uint64_t top)
+{
+    int             rc;
+    unsigned char  *copy;
+
+    copy = malloc(len ? len : 1);
+    if (copy == NULL) {
+        abort();
+    }
+
+    memcpy(copy, text, len);
+
+    rc = ngx_http_malloc_heap_whole(copy, len, top);
+
+    free(copy);
+
+    return rc;
+}
+
+
+static uint64_t
+top_of(const char *text, size_t len)
+{
+    uint64_t        top;
+    unsigned char  *copy;
+
+    copy = malloc(len ? len : 1);
+    if (copy == NULL) {
+        abort();
+    }
+
+    memcpy(copy, text, len);
+
+    top = ngx_http_malloc_heap_top(copy, len);
+
+    free(copy);
+
+    return top;
+}
+
+
+/* a dump cut short by a short last write is told from a whole one */
+
+static void
+test_whole(void)
+{
+    size_t       k, len, passed;
+    uint64_t     top;
+    const char  *dump;
+
+    dump = HEAD "@ 0x10\n  t*: 1: 512 [1: 512]\n\nMAPPED_LIBRARIES:\n"
+           MAPS MAPS_TOP;
+    len = strlen(dump);
+    top = 0xffffffffff601000ULL;
+
+    ok(whole(dump, len, top), "whole: a whole dump");
+    ok(!whole(dump, len, 0x601000), "whole: the maps end elsewhere");
+    ok(whole(dump, len, 0), "whole: maps unknown, a newline at the end");
+
+    /* every cut, at a newline or not, with the maps readable */
+
+    passed = 0;
+
+    for (k = 0; k < len; k++) {
+        if (whole(dump, k, top)) {
+            diag("a cut at %zu of %zu passed", k, len);
+            passed++;
+        }
+    }
+
+    is_int((long) passed, 0, "whole: every cut of it refused");
+
+    ok(whole(STR(DUMP_A), 0x00452000), "whole: one mapping");
+    ok(!whole(STR(DUMP_B), top), "whole: no maps where the maps are read");
+    ok(whole(STR(DUMP_B), 0), "whole: no maps, none read");
+    ok(!whole(DUMP_B, sizeof(DUMP_B) - 3, 0),
+       "whole: no maps, cut in a line");
+    ok(!whole(STR(HEAD "\nMAPPED_LIBRARIES:\n"), top),
+       "whole: an empty maps section");
+    ok(!whole(STR(HEAD "MAPPED_LIBRARIES:\n" MAPS_TOP), top),
+       "whole: the section without its blank line");
+    ok(!whole(STR("heap_v1/524288\n  t*: 0: 0 [0: 0]\n"), 0),
+       "whole: not heap_v2");
+    ok(!whole("", 0, 0) && !whole(STR("heap_v2/"), 0),
+       "whole: empty, or a header cut");
+
+    is_int((long) top_of(STR(MAPS)), 0x00452000, "top: one line");
+    ok(top_of(STR(MAPS MAPS_TOP)) == top, "top: the last line's end");
+    ok(top_of(STR("7FFD0000-7FFE0000 rw-p 0 00:00 0 [stack]\n"))
+       == 0x7ffe0000, "top: upper case hex");
+    ok(top_of(STR("0-ffffffffffffffff r\n")) == UINT64_MAX,
+       "top: 16 digits");
+    is_int((long) top_of(STR("0-10000000000000000 r\n")), 0,
+           "top: 17 digits refused");
+    is_int((long) top_of(STR("1000-2000 r")), 0, "top: no newline");
+    is_int((long) top_of(STR("1000-2000\n")), 0, "top: nothing after it");
+    is_int((long) top_of(STR("-2000 r\n")), 0, "top: no start");
+    is_int((long) top_of(STR("1000- r\n")), 0, "top: no end");
+    is_int((long) top_of(STR("  t*: 1: 512 [1: 512]\n")), 0,
+           "top: not a mapping");
+    is_int((long) top_of("", 0), 0, "top: empty");
 }
 
 
@@ -922,6 +1036,7 @@ main(void)
 
     test_parse();
     test_no_maps();
+    test_whole();
     test_merge();
     test_period();
     test_malformed();

@@ -17,11 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -143,6 +145,7 @@ static void test_codes(void);
 static void test_symbols(void);
 static void test_write(void);
 static void test_write_base(void);
+static void test_write_short(void);
 static void test_preload(void);
 
 
@@ -1139,6 +1142,61 @@ test_write(void)
 }
 
 
+/*
+ * A disk that fills in the middle of the file: a file size limit gives
+ * the same short write, then an error, without a full file system.
+ */
+
+static void
+test_write_short(void)
+{
+    int             rc;
+    char            a[PATH_MAX], o[PATH_MAX], *paths[2];
+    char            err[NGX_HTTP_MALLOC_PIPE_ERR_LEN];
+    void          (*was)(int);
+    struct rlimit   rl, low;
+
+    put(at(a, "short.heap"), STR(DUMP_A));
+    at(o, "short.pb.gz");
+
+    paths[0] = a;
+    paths[1] = NULL;
+
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0) {
+        abort();
+    }
+
+    /* beyond the limit, write() fails with EFBIG and raises SIGXFSZ */
+
+    was = signal(SIGXFSZ, SIG_IGN);
+
+    low = rl;
+    low.rlim_cur = 100;
+
+    if (setrlimit(RLIMIT_FSIZE, &low) != 0) {
+        abort();
+    }
+
+    err[0] = '\0';
+    rc = ngx_http_malloc_pipe_write(paths, NULL, o, err, sizeof(err));
+
+    (void) setrlimit(RLIMIT_FSIZE, &rl);
+    (void) signal(SIGXFSZ, was);
+
+    is_int(rc, NGX_HTTP_MALLOC_PIPE_WRITE, "short write: an error");
+
+    if (!ok(strstr(err, "(100 of ") != NULL
+            && strstr(err, "File too large") != NULL,
+            "short write: the error says how much and why"))
+    {
+        diag("error: %s", err);
+    }
+
+    ok(!exists(o), "short write: no file cut short left");
+    ok(!exists(a), "short write: the dump removed");
+}
+
+
 static void
 unreadable(void *data, const char *path)
 {
@@ -1249,6 +1307,7 @@ main(void)
     test_symbols();
     test_write();
     test_write_base();
+    test_write_short();
     test_preload();
 
     if (!ok(rmdir(dir) == 0, "every file removed")) {
