@@ -361,12 +361,11 @@ SKIP: {
     };
 
     $r = $t->post('/malloc/prof_dump', '"full.heap"');
-    is($r->{status}, 500, 'full: dump answers 500');
-    ok($r->{json}{error}{code} eq 'dump_failed'
-       || $r->{json}{error}{code} eq 'dump_dir_unusable',
+    is($r->{status}, 507, 'full: dump answers 507');
+    is($r->{json}{error}{code}, 'no_space',
        "full: error code $r->{json}{error}{code}");
     note "full: $r->{json}{error}{text}";
-    like($r->{json}{error}{text}, qr/prof\.dump failed/,
+    like($r->{json}{error}{text}, qr/no space left on the device/,
          'full: the error names the failed step');
     like($r->{json}{error}{text}, qr/space|full/i,
          'full: the error says the file system is full');
@@ -376,8 +375,8 @@ SKIP: {
 
     for my $ep (qw(pprof/heap pprof/heap.pb.gz heap)) {
         $r = $t->get("/malloc/$ep");
-        is($r->{status}, 500, "full: $ep answers 500");
-        is($r->{json}{error}{code}, 'dump_failed', "full: $ep dump_failed");
+        is($r->{status}, 507, "full: $ep answers 507");
+        is($r->{json}{error}{code}, 'no_space', "full: $ep no_space");
     }
     is($ls->(), 'fill', 'full: no hidden profile dump left');
 
