@@ -84,8 +84,10 @@ static void ngx_http_malloc_apply_dump_done(void *data);
 static void ngx_http_malloc_apply_dumped(ngx_http_malloc_main_conf_t *mmcf,
     const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log);
 static void ngx_http_malloc_apply_swept(void *data, const char *name);
+static void ngx_http_malloc_apply_late(ngx_http_malloc_main_conf_t *mmcf,
+    const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_report(
-    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, int *err,
+    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, char *name, int *err,
     off_t *bytes);
 static void ngx_http_malloc_apply_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_result_t *res);
@@ -410,6 +412,7 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
 {
     int                          active;
     ngx_http_malloc_je_stats_t   st;
+    char                         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
     switch (cmd->kind) {
 
@@ -472,8 +475,12 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
 
     case NGX_HTTP_MALLOC_CMD_STATS:
         if (cmd->tmpl[0] != '\0') {
-            res->rc = ngx_http_malloc_apply_report(mmcf, cmd->tmpl,
+            res->rc = ngx_http_malloc_apply_report(mmcf, cmd->tmpl, name,
                                                    &res->err, &res->bytes);
+
+            if (res->rc == NGX_HTTP_MALLOC_DUMP_OK) {
+                ngx_http_malloc_apply_late(mmcf, name, res, log);
+            }
         }
 
         break;
@@ -599,8 +606,6 @@ static void
 ngx_http_malloc_apply_dumped(ngx_http_malloc_main_conf_t *mmcf,
     const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log)
 {
-    u_char  path[NGX_MAX_PATH];
-
     if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
         ngx_log_error(NGX_LOG_ERR, log, res->err,
                       "heap dump to \"%V/%s\" failed: %s",
@@ -616,11 +621,27 @@ ngx_http_malloc_apply_dumped(ngx_http_malloc_main_conf_t *mmcf,
         return;
     }
 
+    ngx_log_debug3(NGX_LOG_DEBUG_CORE, log, 0,
+                   "heap dump written to \"%V/%s\", %O bytes",
+                   &mmcf->dump_dir->name, name, res->bytes);
+
+    ngx_http_malloc_apply_late(mmcf, name, res, log);
+}
+
+
+/*
+ * A hidden file (a dump, a report) is read and removed by its request or
+ * schedule; one whose request gave up meanwhile is removed here, after
+ * it was written: the request, closing first, missed it.
+ */
+
+static void
+ngx_http_malloc_apply_late(ngx_http_malloc_main_conf_t *mmcf,
+    const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log)
+{
+    u_char  path[NGX_MAX_PATH];
+
     if (!ngx_http_malloc_board_closed(mmcf, res->seq)) {
-        /* its request or schedule reads it, logs and removes it */
-        ngx_log_debug3(NGX_LOG_DEBUG_CORE, log, 0,
-                       "heap dump written to \"%V/%s\", %O bytes",
-                       &mmcf->dump_dir->name, name, res->bytes);
         return;
     }
 
@@ -653,11 +674,10 @@ ngx_http_malloc_apply_swept(void *data, const char *name)
 
 static ngx_int_t
 ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
-    u_char *tmpl, int *err, off_t *bytes)
+    u_char *tmpl, char *name, int *err, off_t *bytes)
 {
     int          dfd, fd;
     struct stat  st;
-    char         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
     if (ngx_http_malloc_apply_name(tmpl, name) != NGX_OK) {
         *err = NGX_ENAMETOOLONG;

@@ -71,7 +71,6 @@ static ngx_int_t ngx_http_malloc_profile_same(ngx_http_request_t *r,
 static ngx_int_t ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w,
     ngx_uint_t n);
-static void ngx_http_malloc_profile_unlink(ngx_http_malloc_ctx_t *ctx);
 static ngx_int_t ngx_http_malloc_profile_run(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_step_pt work);
 static void ngx_http_malloc_profile_build(void *data);
@@ -219,7 +218,6 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
     ctx->answered = ngx_http_malloc_profile_dumped;
-    ctx->abandoned = ngx_http_malloc_profile_unlink;
 
     return ngx_http_malloc_profile_post(r, ctx);
 }
@@ -729,7 +727,7 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
 
     w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
     if (w == NULL) {
-        ngx_http_malloc_profile_unlink(ctx);
+        ngx_http_malloc_wait_unlink(ctx);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -742,18 +740,18 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
             || w[i].result.rc != 0)
         {
             /* the answer of prof_dump says which worker and why */
-            ngx_http_malloc_profile_unlink(ctx);
+            ngx_http_malloc_wait_unlink(ctx);
             return ngx_http_malloc_results(r, ctx);
         }
     }
 
     if (ngx_http_malloc_profile_same(r, pf, w, n, &rc) != NGX_OK) {
-        ngx_http_malloc_profile_unlink(ctx);
+        ngx_http_malloc_wait_unlink(ctx);
         return rc;
     }
 
     if (ngx_http_malloc_profile_paths(r, pf, w, n) != NGX_OK) {
-        ngx_http_malloc_profile_unlink(ctx);
+        ngx_http_malloc_wait_unlink(ctx);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -848,13 +846,9 @@ static ngx_int_t
 ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w, ngx_uint_t n)
 {
-    u_char                       *p;
-    ngx_uint_t                    i, k;
-    ngx_http_malloc_ctx_t        *ctx;
-    ngx_http_malloc_main_conf_t  *mmcf;
-    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+    ngx_uint_t              i, k;
+    ngx_http_malloc_ctx_t  *ctx;
 
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     ctx = pf->ctx;
 
     pf->paths = ngx_palloc(r->pool, (n + 1) * sizeof(char *));
@@ -867,74 +861,18 @@ ngx_http_malloc_profile_paths(ngx_http_request_t *r,
             continue;
         }
 
-        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
-                                           (long) w[i].pid, name,
-                                           sizeof(name));
-
         pf->paths[k] = ngx_pnalloc(r->pool, NGX_MAX_PATH);
         if (pf->paths[k] == NULL) {
             return NGX_ERROR;
         }
 
-        p = ngx_snprintf((u_char *) pf->paths[k], NGX_MAX_PATH - 1, "%V/%s",
-                         &mmcf->dump_dir->name, name);
-        *p = '\0';
+        ngx_http_malloc_wait_file(r, ctx, w[i].pid, (u_char *) pf->paths[k]);
         k++;
     }
 
     pf->paths[k] = NULL;
 
     return NGX_OK;
-}
-
-
-/*
- * The hidden dumps never outlive the request that asked for them, even
- * one that ends before it reads them; a worker that finishes its dump
- * later removes its own (the command is closed by then).
- */
-
-static void
-ngx_http_malloc_profile_unlink(ngx_http_malloc_ctx_t *ctx)
-{
-    u_char                       *p;
-    ngx_uint_t                    i, n;
-    ngx_http_request_t           *r;
-    ngx_http_malloc_worker_t     *w;
-    ngx_http_malloc_main_conf_t  *mmcf;
-    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-    u_char                        path[NGX_MAX_PATH];
-
-    r = ctx->request;
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
-    if (w == NULL) {
-        return;
-    }
-
-    for (i = 0; i < n; i++) {
-        if (w[i].pid == 0 || w[i].result.seq != ctx->seq
-            || w[i].result.rc != 0)
-        {
-            continue;
-        }
-
-        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
-                                           (long) w[i].pid, name,
-                                           sizeof(name));
-
-        p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s",
-                         &mmcf->dump_dir->name, name);
-        *p = '\0';
-
-        if (ngx_delete_file(path) == NGX_FILE_ERROR
-            && ngx_errno != NGX_ENOENT)
-        {
-            ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                          ngx_delete_file_n " \"%s\" failed", path);
-        }
-    }
 }
 
 

@@ -231,25 +231,15 @@ static json_t *
 ngx_http_malloc_stats_report(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
 {
-    u_char                       *p;
-    json_t                       *report;
-    json_error_t                  error;
-    ngx_http_malloc_main_conf_t  *mmcf;
-    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-    u_char                        path[NGX_MAX_PATH];
+    json_t        *report;
+    json_error_t   error;
+    u_char         path[NGX_MAX_PATH];
 
     if (!w->answered || w->result.seq != ctx->seq || w->result.rc != 0) {
         return json_null();
     }
 
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl, (long) w->pid,
-                                       name, sizeof(name));
-
-    p = ngx_snprintf(path, sizeof(path) - 1, "%V/%s", &mmcf->dump_dir->name,
-                     name);
-    *p = '\0';
+    ngx_http_malloc_wait_file(r, ctx, w->pid, path);
 
     report = json_load_file((char *) path, 0, &error);
 

@@ -7,8 +7,10 @@
  * deadline passes.  A request that ends early closes its command, so
  * that a worker coming to it late does nothing.
  *
- * Owns: this worker's list of waiting requests.  Calls: board, reply
- * (the answer "busy").  Reaches
+ * Owns: this worker's list of waiting requests, the names of the files
+ * the workers make for a request, and their removal when a read ends
+ * early.  Calls: board, reply (the answer "busy"), and the pure core
+ * (path).  Reaches
  * the endpoints only through the handlers in the request's context.
  */
 
@@ -21,6 +23,7 @@
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_wait.h"
 #include "ngx_http_malloc_reply.h"
+#include "ngx_http_malloc_path.h"
 
 
 /* builds of profiles, and growth windows, at once in a worker */
@@ -401,15 +404,83 @@ ngx_http_malloc_wait_cleanup(void *data)
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, ctx->request->connection->log, 0,
                    "malloc wait: seq %ui abandoned", ctx->seq);
 
-    if (ctx->seq == 0) {
-        return;
+    if (ctx->seq != 0) {
+        /* closed first: a worker that comes to it now makes nothing */
+        mmcf = ngx_http_get_module_main_conf(ctx->request,
+                                             ngx_http_malloc_module);
+        ngx_http_malloc_board_close(mmcf, ctx->seq);
+        ngx_http_malloc_wait_unlink(ctx);
     }
-
-    mmcf = ngx_http_get_module_main_conf(ctx->request,
-                                         ngx_http_malloc_module);
-    ngx_http_malloc_board_close(mmcf, ctx->seq);
 
     if (ctx->abandoned != NULL) {
         ctx->abandoned(ctx);
+    }
+}
+
+
+/* the dump directory's path of the file that worker "pid" makes for ctx */
+
+void
+ngx_http_malloc_wait_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_pid_t pid, u_char *path)
+{
+    u_char                       *p;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl, (long) pid,
+                                       name, sizeof(name));
+
+    p = ngx_snprintf(path, NGX_MAX_PATH - 1, "%V/%s", &mmcf->dump_dir->name,
+                     name);
+    *p = '\0';
+}
+
+
+/*
+ * Removes the hidden files that a read's command made, answered or not:
+ * a worker that writes its file after this sees the command closed and
+ * removes it itself.
+ */
+
+void
+ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_uint_t                    i, n;
+    ngx_http_request_t           *r;
+    ngx_http_malloc_worker_t     *w;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    u_char                        path[NGX_MAX_PATH];
+
+    r = ctx->request;
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ctx->seq == 0 || ctx->cmd.tmpl[0] != '.') {
+        /* nothing posted, or an operator's dump: kept */
+        return;
+    }
+
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    if (w == NULL) {
+        return;
+    }
+
+    for (i = 0; i < n; i++) {
+        if (w[i].pid == 0
+            || (ctx->cmd.target != 0 && w[i].pid != ctx->cmd.target))
+        {
+            continue;
+        }
+
+        ngx_http_malloc_wait_file(r, ctx, w[i].pid, path);
+
+        if (ngx_delete_file(path) == NGX_FILE_ERROR
+            && ngx_errno != NGX_ENOENT)
+        {
+            ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
+                          ngx_delete_file_n " \"%s\" failed", path);
+        }
     }
 }

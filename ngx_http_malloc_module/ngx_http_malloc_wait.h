@@ -63,6 +63,10 @@ ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout, ngx_uint_t read);
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
 
+void ngx_http_malloc_wait_file(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, u_char *path);
+void ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx);
+
 /* the request's work is on a thread (1) or back (0) */
 void ngx_http_malloc_wait_thread(ngx_http_malloc_ctx_t *ctx,
     ngx_uint_t running);

@@ -1,0 +1,58 @@
+#!/usr/bin/perl
+
+# Clients that go away (issue 20, defect 4): hundreds of
+# stats?detail=full and profile requests on a read-only location, each
+# closed right after it is sent, leave no hidden file behind (they would
+# count against max_size until prof_dump is refused with dump_dir_full),
+# and the operator's prof_dump works afterwards.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use IO::Socket::INET;
+use Test::More;
+use Time::HiRes qw(sleep);
+use MallocTest qw(poll_until);
+
+my $t = MallocTest->new(workers => 2,
+    server => 'location /ro/ { malloc_admin; }')->start;
+my $dir = $t->dump_dir;
+
+is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
+
+sub hidden {
+    opendir(my $d, $dir) or return ();
+    return grep { /^\.[^.]/ } readdir $d;
+}
+
+for my $path ('/ro/stats?detail=full', '/ro/pprof/heap.pb.gz') {
+    for my $i (1 .. 300) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $t->port, Timeout => 5)
+            or next;
+        print $s "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n";
+        $s->flush;
+        # a few go away at once, the others a moment later
+        sleep 0.002 if $i % 3;
+        close $s;
+    }
+
+    ok(poll_until(10, sub { !hidden() }),
+       "$path: 300 aborted requests leave no hidden file")
+        or diag scalar(hidden()) . ' left: ' . join ' ', (hidden())[0 .. 4];
+}
+
+is($t->get('/ro/stats?detail=full')->{status}, 200,
+   'stats?detail=full after them');
+my $r = $t->post('/malloc/prof_dump', '"after-%p.heap"');
+is($r->{status}, 200, 'prof_dump after them') or diag explain $r->{json};
+is(scalar(() = glob("$dir/after-*.heap")), 2, 'both dumps on disk');
+is(join(' ', hidden()), '', 'nothing hidden left at the end');
+
+$t->no_alerts;
+$t->stop;
+
+done_testing;
