@@ -97,12 +97,15 @@ static void ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf);
 static ngx_int_t ngx_http_malloc_apply_name(u_char *tmpl, char *name);
 
 
-/* per worker: the one dump it may have in a thread */
-static ngx_http_malloc_dump_task_t  *ngx_http_malloc_dump_task;
-static ngx_uint_t                    ngx_http_malloc_dumping;
+/* per process: the one dump it may have in a thread, its reading of smaps */
+typedef struct {
+    ngx_http_malloc_dump_task_t  *dump_task;
+    ngx_uint_t                    dumping;
+    ngx_http_malloc_rss_task_t   *rss_task;
+} ngx_http_malloc_tasks_t;
 
-/* per process: its reading of smaps */
-static ngx_http_malloc_rss_task_t   *ngx_http_malloc_rss_task;
+
+static ngx_http_malloc_tasks_t  ngx_http_malloc_tasks;
 
 
 /*
@@ -147,7 +150,7 @@ ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
      * The master's memory after the read, for GET stats.  Its reading
      * lives in this cycle's pool: the last cycle's goes with that cycle.
      */
-    ngx_http_malloc_rss_task = NULL;
+    ngx_http_malloc_tasks.rss_task = NULL;
     ngx_http_malloc_apply_rss(cycle, mmcf, 1, cycle->log);
 
     if ((ngx_uint_t) active != ngx_http_malloc_board_desired(mmcf, NULL)) {
@@ -172,9 +175,9 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
         return NGX_OK;
     }
 
-    ngx_http_malloc_dump_task = ngx_pcalloc(cycle->pool,
-                                    sizeof(ngx_http_malloc_dump_task_t));
-    if (ngx_http_malloc_dump_task == NULL) {
+    ngx_http_malloc_tasks.dump_task =
+                  ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_dump_task_t));
+    if (ngx_http_malloc_tasks.dump_task == NULL) {
         return NGX_ERROR;
     }
 
@@ -188,7 +191,7 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_apply_publish(mmcf);
 
     /* in place: this first reading is the worker's start */
-    ngx_http_malloc_rss_task = NULL;
+    ngx_http_malloc_tasks.rss_task = NULL;
     ngx_http_malloc_apply_rss(cycle, mmcf, 0, cycle->log);
 
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
@@ -219,7 +222,7 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
      * a dumping worker age a little instead.
      */
 
-    if (!ngx_http_malloc_dumping) {
+    if (!ngx_http_malloc_tasks.dumping) {
         ngx_http_malloc_apply_publish(mmcf);
         ngx_http_malloc_apply_rss((ngx_cycle_t *) ngx_cycle, mmcf, 0, log);
     }
@@ -239,7 +242,7 @@ ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
 {
     ngx_http_malloc_rss_task_t  *rt;
 
-    rt = ngx_http_malloc_rss_task;
+    rt = ngx_http_malloc_tasks.rss_task;
 
     if (rt != NULL && rt->busy) {
         return;
@@ -251,7 +254,7 @@ ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
             return;
         }
 
-        ngx_http_malloc_rss_task = rt;
+        ngx_http_malloc_tasks.rss_task = rt;
     }
 
     rt->mmcf = mmcf;
@@ -357,7 +360,9 @@ ngx_http_malloc_apply_run(ngx_log_t *log)
     ngx_http_malloc_result_t      res;
     ngx_http_malloc_main_conf_t  *mmcf;
 
-    if (ngx_http_malloc_dumping || ngx_http_malloc_dump_task == NULL) {
+    if (ngx_http_malloc_tasks.dumping
+        || ngx_http_malloc_tasks.dump_task == NULL)
+    {
         /* the dump's completion comes back here */
         return;
     }
@@ -523,7 +528,7 @@ ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
         return NGX_OK;
     }
 
-    dt = ngx_http_malloc_dump_task;
+    dt = ngx_http_malloc_tasks.dump_task;
 
     if (cmd->tmpl[0] == '.'
         && (cmd->target == ngx_pid || (cmd->target == 0 && ngx_worker == 0)))
@@ -549,7 +554,7 @@ ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
     dt->task.data = dt;
 
     if (ngx_http_malloc_threads_post(&dt->task, log) == NGX_OK) {
-        ngx_http_malloc_dumping = 1;
+        ngx_http_malloc_tasks.dumping = 1;
         return NGX_AGAIN;
     }
 
@@ -584,7 +589,7 @@ ngx_http_malloc_apply_dump_done(void *data)
 {
     ngx_http_malloc_dump_task_t *dt = data;
 
-    ngx_http_malloc_dumping = 0;
+    ngx_http_malloc_tasks.dumping = 0;
 
     ngx_http_malloc_apply_dumped(dt->mmcf, dt->name, &dt->result, dt->log);
     ngx_http_malloc_apply_answer(dt->mmcf, &dt->result);

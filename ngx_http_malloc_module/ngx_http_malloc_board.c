@@ -102,15 +102,19 @@ static void ngx_http_malloc_board_signal(int fd);
 
 
 /* per process, as nginx keeps ngx_worker: this worker's view */
-static ngx_uint_t               ngx_http_malloc_generation;
-static ngx_uint_t               ngx_http_malloc_applied;
-static ngx_uint_t               ngx_http_malloc_registered;
-static ngx_event_t              ngx_http_malloc_poll_ev;
-static ngx_event_t              ngx_http_malloc_local_ev;
-static ngx_connection_t         ngx_http_malloc_dummy;
-static ngx_http_malloc_hook_pt  ngx_http_malloc_hooks
-                                    [NGX_HTTP_MALLOC_HOOK_MAX]
-                                    [NGX_HTTP_MALLOC_HOOKS];
+typedef struct {
+    ngx_uint_t                  generation;
+    ngx_uint_t                  applied;    /* the last command seen */
+    ngx_uint_t                  registered;
+    ngx_event_t                 poll_ev;
+    ngx_event_t                 local_ev;
+    ngx_connection_t            dummy;
+    ngx_http_malloc_hook_pt     hooks[NGX_HTTP_MALLOC_HOOK_MAX]
+                                     [NGX_HTTP_MALLOC_HOOKS];
+} ngx_http_malloc_view_t;
+
+
+static ngx_http_malloc_view_t  ngx_http_malloc_view;
 
 
 #define ngx_http_malloc_board_shm(mmcf)                                       \
@@ -303,33 +307,33 @@ ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    ngx_http_malloc_generation = shm->sh->generation;
-    ngx_http_malloc_applied = shm->sh->seq;
+    ngx_http_malloc_view.generation = shm->sh->generation;
+    ngx_http_malloc_view.applied = shm->sh->seq;
 
     slot = &shm->sh->slots[ngx_worker];
     ngx_memzero(slot, sizeof(ngx_http_malloc_slot_t));
 
     slot->pid = ngx_pid;
-    slot->generation = ngx_http_malloc_generation;
-    slot->applied = ngx_http_malloc_applied;
+    slot->generation = ngx_http_malloc_view.generation;
+    slot->applied = ngx_http_malloc_view.applied;
     slot->published = ngx_current_msec;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
-    ngx_http_malloc_registered = 1;
+    ngx_http_malloc_view.registered = 1;
 
-    ngx_http_malloc_dummy.fd = (ngx_socket_t) -1;
+    ngx_http_malloc_view.dummy.fd = (ngx_socket_t) -1;
 
-    ngx_http_malloc_poll_ev.handler = ngx_http_malloc_board_timer;
-    ngx_http_malloc_poll_ev.data = &ngx_http_malloc_dummy;
-    ngx_http_malloc_poll_ev.log = cycle->log;
-    ngx_http_malloc_poll_ev.cancelable = 1;
+    ngx_http_malloc_view.poll_ev.handler = ngx_http_malloc_board_timer;
+    ngx_http_malloc_view.poll_ev.data = &ngx_http_malloc_view.dummy;
+    ngx_http_malloc_view.poll_ev.log = cycle->log;
+    ngx_http_malloc_view.poll_ev.cancelable = 1;
 
-    ngx_http_malloc_local_ev.handler = ngx_http_malloc_board_local;
-    ngx_http_malloc_local_ev.data = &ngx_http_malloc_dummy;
-    ngx_http_malloc_local_ev.log = cycle->log;
+    ngx_http_malloc_view.local_ev.handler = ngx_http_malloc_board_local;
+    ngx_http_malloc_view.local_ev.data = &ngx_http_malloc_view.dummy;
+    ngx_http_malloc_view.local_ev.log = cycle->log;
 
-    ngx_add_timer(&ngx_http_malloc_poll_ev, NGX_HTTP_MALLOC_POLL);
+    ngx_add_timer(&ngx_http_malloc_view.poll_ev, NGX_HTTP_MALLOC_POLL);
 
     if (ngx_worker < mmcf->nwake
         && ngx_add_channel_event(cycle, mmcf->wake[ngx_worker],
@@ -343,8 +347,8 @@ ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
 
     ngx_log_debug3(NGX_LOG_DEBUG_CORE, cycle->log, 0,
                    "malloc board: worker %ui took its slot, generation %ui, "
-                   "seq %ui", ngx_worker, ngx_http_malloc_generation,
-                   ngx_http_malloc_applied);
+                   "seq %ui", ngx_worker, ngx_http_malloc_view.generation,
+                   ngx_http_malloc_view.applied);
 
     return NGX_OK;
 }
@@ -356,10 +360,10 @@ ngx_http_malloc_board_hook(ngx_uint_t event, ngx_http_malloc_hook_pt hook)
     ngx_uint_t  i;
 
     for (i = 0; i < NGX_HTTP_MALLOC_HOOKS; i++) {
-        if (ngx_http_malloc_hooks[event][i] == NULL
-            || ngx_http_malloc_hooks[event][i] == hook)
+        if (ngx_http_malloc_view.hooks[event][i] == NULL
+            || ngx_http_malloc_view.hooks[event][i] == hook)
         {
-            ngx_http_malloc_hooks[event][i] = hook;
+            ngx_http_malloc_view.hooks[event][i] = hook;
             return;
         }
     }
@@ -372,8 +376,8 @@ ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log)
     ngx_uint_t  i;
 
     for (i = 0; i < NGX_HTTP_MALLOC_HOOKS; i++) {
-        if (ngx_http_malloc_hooks[event][i] != NULL) {
-            ngx_http_malloc_hooks[event][i](log);
+        if (ngx_http_malloc_view.hooks[event][i] != NULL) {
+            ngx_http_malloc_view.hooks[event][i](log);
         }
     }
 }
@@ -439,13 +443,15 @@ ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf)
     ngx_uint_t  i;
 
     for (i = 0; i < mmcf->nwake; i++) {
-        if (i != ngx_worker || !ngx_http_malloc_registered) {
+        if (i != ngx_worker || !ngx_http_malloc_view.registered) {
             ngx_http_malloc_board_signal(mmcf->wake[i]);
         }
     }
 
-    if (ngx_http_malloc_registered && !ngx_http_malloc_local_ev.posted) {
-        ngx_post_event(&ngx_http_malloc_local_ev, &ngx_posted_events);
+    if (ngx_http_malloc_view.registered
+        && !ngx_http_malloc_view.local_ev.posted)
+    {
+        ngx_post_event(&ngx_http_malloc_view.local_ev, &ngx_posted_events);
     }
 }
 
@@ -673,19 +679,19 @@ ngx_http_malloc_board_next(ngx_http_malloc_main_conf_t *mmcf,
     shm = ngx_http_malloc_board_shm(mmcf);
 
     if (!ngx_http_malloc_board_current(mmcf)
-        || shm->sh->seq == ngx_http_malloc_applied)
+        || shm->sh->seq == ngx_http_malloc_view.applied)
     {
         return NGX_DONE;
     }
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    next = ngx_http_malloc_applied + 1;
+    next = ngx_http_malloc_view.applied + 1;
 
     if (shm->sh->seq - next >= NGX_HTTP_MALLOC_RING) {
         /* stopped for a while: the older commands are gone */
         next = shm->sh->seq - NGX_HTTP_MALLOC_RING + 1;
-        ngx_http_malloc_applied = next - 1;
+        ngx_http_malloc_view.applied = next - 1;
     }
 
     e = &shm->sh->ring[next % NGX_HTTP_MALLOC_RING];
@@ -717,7 +723,7 @@ ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_slot_t   *slot;
     ngx_http_malloc_entry_t  *e;
 
-    ngx_http_malloc_applied = result->seq;
+    ngx_http_malloc_view.applied = result->seq;
 
     if (!ngx_http_malloc_board_current(mmcf)) {
         return;
@@ -743,8 +749,8 @@ ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
                    ngx_worker, result->seq, result->rc);
 
     if (poster == ngx_worker) {
-        if (!ngx_http_malloc_local_ev.posted) {
-            ngx_post_event(&ngx_http_malloc_local_ev, &ngx_posted_events);
+        if (!ngx_http_malloc_view.local_ev.posted) {
+            ngx_post_event(&ngx_http_malloc_view.local_ev, &ngx_posted_events);
         }
 
     } else if (poster < mmcf->nwake) {
@@ -1060,8 +1066,8 @@ ngx_http_malloc_board_generation(ngx_http_malloc_main_conf_t *mmcf)
 ngx_uint_t
 ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf)
 {
-    return ngx_http_malloc_registered
-           && ngx_http_malloc_generation
+    return ngx_http_malloc_view.registered
+           && ngx_http_malloc_view.generation
               == ngx_http_malloc_board_shm(mmcf)->sh->generation;
 }
 

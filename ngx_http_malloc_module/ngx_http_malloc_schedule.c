@@ -64,6 +64,7 @@ typedef struct {
     char                          *done[2];      /* out, for publish */
     char                           err[NGX_HTTP_MALLOC_ERR_TEXT];
     ngx_http_malloc_cmd_t          cmd;
+    ngx_connection_t               conn;         /* of the timers' events */
 } ngx_http_malloc_snap_t;
 
 
@@ -104,7 +105,6 @@ static int ngx_libc_cdecl ngx_http_malloc_schedule_cmp(const void *one,
 
 
 static ngx_http_malloc_snap_t  ngx_http_malloc_snap;
-static ngx_connection_t        ngx_http_malloc_snap_conn;
 
 
 void
@@ -112,9 +112,9 @@ ngx_http_malloc_schedule_init_process(ngx_http_malloc_main_conf_t *mmcf)
 {
     ngx_http_malloc_snap.mmcf = mmcf;
 
-    ngx_http_malloc_snap_conn.fd = (ngx_socket_t) -1;
+    ngx_http_malloc_snap.conn.fd = (ngx_socket_t) -1;
     ngx_http_malloc_snap.poll.handler = ngx_http_malloc_schedule_poll;
-    ngx_http_malloc_snap.poll.data = &ngx_http_malloc_snap_conn;
+    ngx_http_malloc_snap.poll.data = &ngx_http_malloc_snap.conn;
     ngx_http_malloc_snap.poll.log = ngx_cycle->log;
     ngx_http_malloc_snap.poll.cancelable = 1;
 

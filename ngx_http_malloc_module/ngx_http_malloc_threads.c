@@ -32,43 +32,48 @@ static ngx_http_malloc_task_t *ngx_http_malloc_threads_take(void);
 
 
 /* per worker process, as nginx keeps its own thread pools */
-static ngx_uint_t               ngx_http_malloc_threads_max;
-static ngx_uint_t               ngx_http_malloc_threads_running;
-static ngx_uint_t               ngx_http_malloc_threads_idle;
-static ngx_uint_t               ngx_http_malloc_threads_builds;
-static ngx_uint_t               ngx_http_malloc_threads_stop;
-static pthread_t                ngx_http_malloc_threads_tid
-                                    [NGX_HTTP_MALLOC_THREADS_MAX];
-static int                      ngx_http_malloc_threads_fd = -1;
-static pthread_mutex_t          ngx_http_malloc_threads_mtx =
-    PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t           ngx_http_malloc_threads_cond =
-    PTHREAD_COND_INITIALIZER;
-static ngx_http_malloc_task_t  *ngx_http_malloc_threads_todo;
-static ngx_http_malloc_task_t **ngx_http_malloc_threads_todo_last =
-    &ngx_http_malloc_threads_todo;
-static ngx_http_malloc_task_t  *ngx_http_malloc_threads_done;
+typedef struct {
+    pthread_mutex_t             mtx;        /* guards the rest but max,
+                                               running, fd and tid */
+    pthread_cond_t              cond;
+    int                         fd;         /* the eventfd */
+    ngx_uint_t                  max;
+    ngx_uint_t                  running;
+    ngx_uint_t                  idle;
+    ngx_uint_t                  builds;     /* builds running */
+    ngx_uint_t                  stop;
+    pthread_t                   tid[NGX_HTTP_MALLOC_THREADS_MAX];
+    ngx_http_malloc_task_t     *todo;
+    ngx_http_malloc_task_t    **todo_last;
+    ngx_http_malloc_task_t     *done;
+} ngx_http_malloc_pool_t;
+
+
+static ngx_http_malloc_pool_t  ngx_http_malloc_pool = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, -1, 0, 0, 0, 0, 0,
+    { 0 }, NULL, &ngx_http_malloc_pool.todo, NULL
+};
 
 
 ngx_int_t
 ngx_http_malloc_threads_init(ngx_cycle_t *cycle, ngx_uint_t threads)
 {
-    ngx_http_malloc_threads_max = 0;
+    ngx_http_malloc_pool.max = 0;
 
     if (threads == 0) {
         return NGX_OK;
     }
 
-    ngx_http_malloc_threads_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ngx_http_malloc_pool.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
-    if (ngx_http_malloc_threads_fd == -1) {
+    if (ngx_http_malloc_pool.fd == -1) {
         ngx_log_error(NGX_LOG_ERR, cycle->log, ngx_errno,
                       "eventfd() failed: heap dumps and profiles are "
                       "built in the event loop");
         return NGX_OK;
     }
 
-    if (ngx_add_channel_event(cycle, ngx_http_malloc_threads_fd,
+    if (ngx_add_channel_event(cycle, ngx_http_malloc_pool.fd,
                               NGX_READ_EVENT,
                               ngx_http_malloc_threads_finished)
         != NGX_OK)
@@ -76,13 +81,12 @@ ngx_http_malloc_threads_init(ngx_cycle_t *cycle, ngx_uint_t threads)
         ngx_log_error(NGX_LOG_ERR, cycle->log, 0,
                       "cannot watch the heap profiling threads' eventfd: "
                       "heap dumps and profiles are built in the event loop");
-        (void) close(ngx_http_malloc_threads_fd);
-        ngx_http_malloc_threads_fd = -1;
+        (void) close(ngx_http_malloc_pool.fd);
+        ngx_http_malloc_pool.fd = -1;
         return NGX_OK;
     }
 
-    ngx_http_malloc_threads_max = ngx_min(threads,
-                                          NGX_HTTP_MALLOC_THREADS_MAX);
+    ngx_http_malloc_pool.max = ngx_min(threads, NGX_HTTP_MALLOC_THREADS_MAX);
 
     return NGX_OK;
 }
@@ -98,24 +102,24 @@ ngx_http_malloc_threads_exit(void)
 {
     ngx_uint_t  i;
 
-    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
-    ngx_http_malloc_threads_stop = 1;
-    (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
-    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+    (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
+    ngx_http_malloc_pool.stop = 1;
+    (void) pthread_cond_broadcast(&ngx_http_malloc_pool.cond);
+    (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
-    for (i = 0; i < ngx_http_malloc_threads_running; i++) {
-        (void) pthread_join(ngx_http_malloc_threads_tid[i], NULL);
+    for (i = 0; i < ngx_http_malloc_pool.running; i++) {
+        (void) pthread_join(ngx_http_malloc_pool.tid[i], NULL);
     }
 
-    ngx_http_malloc_threads_running = 0;
-    ngx_http_malloc_threads_max = 0;
+    ngx_http_malloc_pool.running = 0;
+    ngx_http_malloc_pool.max = 0;
 }
 
 
 ngx_int_t
 ngx_http_malloc_threads_post(ngx_http_malloc_task_t *task, ngx_log_t *log)
 {
-    if (ngx_http_malloc_threads_max == 0) {
+    if (ngx_http_malloc_pool.max == 0) {
         return NGX_DECLINED;
     }
 
@@ -125,14 +129,14 @@ ngx_http_malloc_threads_post(ngx_http_malloc_task_t *task, ngx_log_t *log)
 
     task->next = NULL;
 
-    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+    (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
 
-    *ngx_http_malloc_threads_todo_last = task;
-    ngx_http_malloc_threads_todo_last = &task->next;
+    *ngx_http_malloc_pool.todo_last = task;
+    ngx_http_malloc_pool.todo_last = &task->next;
 
     /* an idle thread may be one that waits for a build's turn */
-    (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
-    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+    (void) pthread_cond_broadcast(&ngx_http_malloc_pool.cond);
+    (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
     ngx_log_debug2(NGX_LOG_DEBUG_CORE, log, 0,
                    "malloc thread task %p posted, build %ui", task,
@@ -150,32 +154,31 @@ ngx_http_malloc_threads_start(ngx_log_t *log)
     int         err;
     ngx_uint_t  idle;
 
-    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
-    idle = ngx_http_malloc_threads_idle;
-    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+    (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
+    idle = ngx_http_malloc_pool.idle;
+    (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
-    if (ngx_http_malloc_threads_running > 0
+    if (ngx_http_malloc_pool.running > 0
         && (idle > 0
-            || ngx_http_malloc_threads_running
-               >= ngx_http_malloc_threads_max))
+            || ngx_http_malloc_pool.running >= ngx_http_malloc_pool.max))
     {
         return NGX_OK;
     }
 
     err = pthread_create(
-              &ngx_http_malloc_threads_tid[ngx_http_malloc_threads_running],
+              &ngx_http_malloc_pool.tid[ngx_http_malloc_pool.running],
               NULL, ngx_http_malloc_threads_main, NULL);
 
     if (err != 0) {
         ngx_log_error(NGX_LOG_ERR, log, err, "pthread_create() failed");
-        return ngx_http_malloc_threads_running ? NGX_OK : NGX_ERROR;
+        return ngx_http_malloc_pool.running ? NGX_OK : NGX_ERROR;
     }
 
-    ngx_http_malloc_threads_running++;
+    ngx_http_malloc_pool.running++;
 
     ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
                    "malloc thread started, %ui running",
-                   ngx_http_malloc_threads_running);
+                   ngx_http_malloc_pool.running);
 
     return NGX_OK;
 }
@@ -195,11 +198,11 @@ ngx_http_malloc_threads_main(void *data)
     one = 1;
 
     for ( ;; ) {
-        (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
+        (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
 
         for ( ;; ) {
-            if (ngx_http_malloc_threads_stop) {
-                (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+            if (ngx_http_malloc_pool.stop) {
+                (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
                 return NULL;
             }
 
@@ -209,36 +212,36 @@ ngx_http_malloc_threads_main(void *data)
                 break;
             }
 
-            ngx_http_malloc_threads_idle++;
-            (void) pthread_cond_wait(&ngx_http_malloc_threads_cond,
-                                     &ngx_http_malloc_threads_mtx);
-            ngx_http_malloc_threads_idle--;
+            ngx_http_malloc_pool.idle++;
+            (void) pthread_cond_wait(&ngx_http_malloc_pool.cond,
+                                     &ngx_http_malloc_pool.mtx);
+            ngx_http_malloc_pool.idle--;
         }
 
-        ngx_http_malloc_threads_builds += task->build;
+        ngx_http_malloc_pool.builds += task->build;
 
-        (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+        (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
         task->work(task->data);
 
-        (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
-        task->next = ngx_http_malloc_threads_done;
-        ngx_http_malloc_threads_done = task;
+        (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
+        task->next = ngx_http_malloc_pool.done;
+        ngx_http_malloc_pool.done = task;
 
         if (task->build) {
             /* another build may have its turn now */
-            ngx_http_malloc_threads_builds--;
-            (void) pthread_cond_broadcast(&ngx_http_malloc_threads_cond);
+            ngx_http_malloc_pool.builds--;
+            (void) pthread_cond_broadcast(&ngx_http_malloc_pool.cond);
         }
 
-        (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+        (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
         /*
          * EAGAIN: the counter is set already, the loop will look; nothing
          * else can fail on an eventfd of our own, and a thread logs nothing
          */
 
-        if (write(ngx_http_malloc_threads_fd, &one, sizeof(one)) == -1) {
+        if (write(ngx_http_malloc_pool.fd, &one, sizeof(one)) == -1) {
             continue;
         }
     }
@@ -258,23 +261,23 @@ ngx_http_malloc_threads_take(void)
     ngx_uint_t               builds;
     ngx_http_malloc_task_t  *task, **prev;
 
-    builds = (ngx_http_malloc_threads_max > 1)
-             ? ngx_http_malloc_threads_max - 1 : 1;
+    builds = (ngx_http_malloc_pool.max > 1) ? ngx_http_malloc_pool.max - 1
+                                            : 1;
 
-    for (prev = &ngx_http_malloc_threads_todo;
+    for (prev = &ngx_http_malloc_pool.todo;
          *prev != NULL;
          prev = &(*prev)->next)
     {
         task = *prev;
 
-        if (task->build && ngx_http_malloc_threads_builds >= builds) {
+        if (task->build && ngx_http_malloc_pool.builds >= builds) {
             continue;
         }
 
         *prev = task->next;
 
-        if (ngx_http_malloc_threads_todo_last == &task->next) {
-            ngx_http_malloc_threads_todo_last = prev;
+        if (ngx_http_malloc_pool.todo_last == &task->next) {
+            ngx_http_malloc_pool.todo_last = prev;
         }
 
         return task;
@@ -298,10 +301,10 @@ ngx_http_malloc_threads_finished(ngx_event_t *ev)
                       "read() from eventfd failed");
     }
 
-    (void) pthread_mutex_lock(&ngx_http_malloc_threads_mtx);
-    task = ngx_http_malloc_threads_done;
-    ngx_http_malloc_threads_done = NULL;
-    (void) pthread_mutex_unlock(&ngx_http_malloc_threads_mtx);
+    (void) pthread_mutex_lock(&ngx_http_malloc_pool.mtx);
+    task = ngx_http_malloc_pool.done;
+    ngx_http_malloc_pool.done = NULL;
+    (void) pthread_mutex_unlock(&ngx_http_malloc_pool.mtx);
 
     /* in the order they finished */
 
