@@ -176,7 +176,7 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
     }
 
     ngx_http_malloc_tasks.dump_task =
-                  ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_dump_task_t));
+        ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_dump_task_t));
     if (ngx_http_malloc_tasks.dump_task == NULL) {
         return NGX_ERROR;
     }
@@ -696,8 +696,8 @@ ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
         return NGX_HTTP_MALLOC_DUMP_DIR;
     }
 
-    fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                0600);
+    fd = openat(dfd, name,
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     *err = (fd == -1) ? ngx_errno : 0;
 
     (void) close(dfd);
