@@ -600,6 +600,11 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     e->cmd = *cmd;
 
     if (cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+        if (sh->prof_active != (ngx_uint_t) cmd->arg) {
+            /* on again, however soon: the schedule starts afresh */
+            sh->snapshot_next = 0;
+        }
+
         sh->prof_active = cmd->arg;
         sh->active_until = (cmd->arg && cmd->duration)
                            ? ngx_current_msec + cmd->duration : 0;

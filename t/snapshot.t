@@ -207,6 +207,29 @@ $t->no_alerts;
 $t->stop;
 }
 
+# profiling off and on again within a second starts the interval afresh,
+# as off for longer does (the schedule's tick runs once a second and may
+# never see it off)
+
+{
+my $t = MallocTest->new(workers => 1,
+    http => 'malloc_snapshot interval=10s keep=5;')->start;
+$t->post('/malloc/prof_active', 'true');
+my $next = sub { snapshots($t)->{schedule}{next_in} };
+ok(poll_until(5, sub { defined $next->() }), 'schedule: started');
+sleep 4;
+my $before = $next->();
+ok(defined $before && $before <= 7, "schedule: $before s to go");
+$t->post('/malloc/prof_active', 'false');
+$t->post('/malloc/prof_active', 'true');
+my $after;
+ok(poll_until(5, sub { $after = $next->(); defined $after && $after >= 8 }),
+   'schedule: off and on within a second starts a fresh interval ('
+   . ($after // 'null') . ' s)');
+$t->no_alerts;
+$t->stop;
+}
+
 # format=heap: one file per worker; max_size bounds the total
 
 $t = MallocTest->new(workers => 2,
