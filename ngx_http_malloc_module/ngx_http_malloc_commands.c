@@ -32,8 +32,6 @@
 static json_t *ngx_http_malloc_generations(ngx_http_request_t *r);
 static json_t *ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
     ngx_http_malloc_gen_t *prev);
-static ngx_int_t ngx_http_malloc_command(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
@@ -242,28 +240,12 @@ ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
 }
 
 
-/* a POST needs jemalloc: NGX_DECLINED to go on, or what was sent */
-
-static ngx_int_t
-ngx_http_malloc_command(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    u_char *body, size_t len)
-{
-    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
-        return ngx_http_malloc_unusable(r, NULL);
-    }
-
-    ctx->answered = ngx_http_malloc_results;
-
-    return NGX_DECLINED;
-}
-
-
 ngx_int_t
 ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
     ngx_str_t                 s;
-    ngx_int_t                 ms, rc;
+    ngx_int_t                 ms;
     ngx_http_malloc_active_t  cmd;
     char                      err[NGX_HTTP_MALLOC_ERR_LEN];
 
@@ -271,10 +253,7 @@ ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return ngx_http_malloc_state(r, ctx, NULL, 0);
     }
 
-    rc = ngx_http_malloc_command(r, ctx, body, len);
-    if (rc != NGX_DECLINED) {
-        return rc;
-    }
+    ctx->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_active(body, len, &cmd, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
@@ -315,14 +294,10 @@ ngx_int_t
 ngx_http_malloc_prof_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    int        lg, force;
-    ngx_int_t  rc;
-    char       err[NGX_HTTP_MALLOC_ERR_LEN];
+    int   lg, force;
+    char  err[NGX_HTTP_MALLOC_ERR_LEN];
 
-    rc = ngx_http_malloc_command(r, ctx, body, len);
-    if (rc != NGX_DECLINED) {
-        return rc;
-    }
+    ctx->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_reset(body, len, &lg, &force, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
@@ -349,13 +324,9 @@ ngx_int_t
 ngx_http_malloc_purge(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    ngx_int_t  rc;
-    char       err[NGX_HTTP_MALLOC_ERR_LEN];
+    char  err[NGX_HTTP_MALLOC_ERR_LEN];
 
-    rc = ngx_http_malloc_command(r, ctx, body, len);
-    if (rc != NGX_DECLINED) {
-        return rc;
-    }
+    ctx->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_empty(body, len, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
@@ -382,10 +353,7 @@ ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    rc = ngx_http_malloc_command(r, ctx, body, len);
-    if (rc != NGX_DECLINED) {
-        return rc;
-    }
+    ctx->answered = ngx_http_malloc_results;
 
     n = ngx_http_malloc_parse_dump(body, len, name, sizeof(name), err);
 

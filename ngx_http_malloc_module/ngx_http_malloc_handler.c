@@ -1,13 +1,14 @@
 
 /*
- * The admin location: a table of endpoints ({name, methods, write, body
- * limit, handler}) and what every request goes through before its
- * handler: the cross-origin guard, routing below the location's prefix,
- * methods, write=on, and the body.  Every answer, errors included, is
- * JSON.
+ * The admin location: a table of endpoints ({name, which, methods, write,
+ * the methods that need jemalloc, body limit, handler}) and what every
+ * request goes through before its handler: the cross-origin guard,
+ * routing below the location's prefix, methods, write=on, the body, and
+ * jemalloc.  Every answer, errors included, is JSON.
  *
  * Owns: the endpoint table.  Calls: the endpoint files (commands,
- * profile, stats, snapshot, ui), reply, and the pure core (origin).
+ * profile, stats, snapshot, ui), reply, and the pure core (origin,
+ * jemalloc).
  */
 
 
@@ -26,6 +27,7 @@
 #include "ngx_http_malloc_snapshot.h"
 #include "ngx_http_malloc_ui.h"
 #include "ngx_http_malloc_origin.h"
+#include "ngx_http_malloc_jemalloc.h"
 
 
 typedef ngx_int_t (*ngx_http_malloc_endpoint_pt)(ngx_http_request_t *r,
@@ -34,14 +36,19 @@ typedef ngx_int_t (*ngx_http_malloc_endpoint_pt)(ngx_http_request_t *r,
 
 typedef struct {
     ngx_str_t                      name;
+    ngx_uint_t                     ep;         /* ngx_http_malloc_ep_e */
     ngx_uint_t                     methods;
     ngx_str_t                      allow;
     ngx_uint_t                     write;      /* POST changes state */
+    ngx_uint_t                     jemalloc;   /* the methods that need
+                                                  jemalloc usable */
     size_t                         body_max;
     ngx_http_malloc_endpoint_pt    handler;    /* body NULL: GET, HEAD */
 } ngx_http_malloc_endpoint_t;
 
 
+static ngx_int_t ngx_http_malloc_dispatch(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_route(ngx_http_request_t *r,
     ngx_str_t *ep);
 static ngx_int_t ngx_http_malloc_refuse(ngx_http_request_t *r,
@@ -57,98 +64,98 @@ static ngx_int_t ngx_http_malloc_read_body(ngx_http_request_t *r,
     u_char *buf, size_t *len);
 
 
-/* in the order of ngx_http_malloc_ep_e */
+/* routed by name, in any order; "ep" tells the endpoint file which */
 
 static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
 
-    { ngx_string(""),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string(""), NGX_HTTP_MALLOC_EP_INDEX,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_state },
 
-    { ngx_string("prof_active"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST,
-      ngx_string("GET, HEAD, POST"), 1, NGX_HTTP_MALLOC_BODY_MAX,
+    { ngx_string("prof_active"), NGX_HTTP_MALLOC_EP_PROF_ACTIVE,
+      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST, ngx_string("GET, HEAD, POST"),
+      1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
       ngx_http_malloc_prof_active },
 
-    { ngx_string("prof_dump"),
-      NGX_HTTP_POST,
-      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX,
+    { ngx_string("prof_dump"), NGX_HTTP_MALLOC_EP_PROF_DUMP,
+      NGX_HTTP_POST, ngx_string("POST"),
+      1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
       ngx_http_malloc_prof_dump },
 
-    { ngx_string("heap"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("heap"), NGX_HTTP_MALLOC_EP_HEAP,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_profile },
 
-    { ngx_string("pprof/heap"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("pprof/heap"), NGX_HTTP_MALLOC_EP_PPROF_HEAP,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_profile },
 
-    { ngx_string("pprof/heap.pb.gz"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("pprof/heap.pb.gz"), NGX_HTTP_MALLOC_EP_PPROF_PROTO,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_profile },
 
     /* jeprof posts every address of a profile at once */
-    { ngx_string("pprof/symbol"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST,
-      ngx_string("GET, HEAD, POST"), 0, NGX_HTTP_MALLOC_SYMBOL_BODY_MAX,
+    { ngx_string("pprof/symbol"), NGX_HTTP_MALLOC_EP_PPROF_SYMBOL,
+      NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST, ngx_string("GET, HEAD, POST"),
+      0, 0, NGX_HTTP_MALLOC_SYMBOL_BODY_MAX,
       ngx_http_malloc_symbol },
 
-    { ngx_string("pprof/cmdline"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("pprof/cmdline"), NGX_HTTP_MALLOC_EP_PPROF_CMDLINE,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_cmdline },
 
-    { ngx_string("stats"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("stats"), NGX_HTTP_MALLOC_EP_STATS,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_stats },
 
-    { ngx_string("metrics"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("metrics"), NGX_HTTP_MALLOC_EP_METRICS,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_metrics },
 
-    { ngx_string("prof_reset"),
-      NGX_HTTP_POST,
-      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX,
+    { ngx_string("prof_reset"), NGX_HTTP_MALLOC_EP_PROF_RESET,
+      NGX_HTTP_POST, ngx_string("POST"),
+      1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
       ngx_http_malloc_prof_reset },
 
-    { ngx_string("purge"),
-      NGX_HTTP_POST,
-      ngx_string("POST"), 1, NGX_HTTP_MALLOC_BODY_MAX,
+    { ngx_string("purge"), NGX_HTTP_MALLOC_EP_PURGE,
+      NGX_HTTP_POST, ngx_string("POST"),
+      1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
       ngx_http_malloc_purge },
 
-    { ngx_string("snapshots"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("snapshots"), NGX_HTTP_MALLOC_EP_SNAPSHOTS,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_snapshot_index },
 
-    { ngx_string("snapshots/"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("snapshots/"), NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_snapshot_file },
 
     /* the heap viewer's form of a profile */
-    { ngx_string("pprof/heap.json"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("pprof/heap.json"), NGX_HTTP_MALLOC_EP_PPROF_FOLDED,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       ngx_http_malloc_profile },
 
-    { ngx_string("ui"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("ui"), NGX_HTTP_MALLOC_EP_UI,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_ui },
 
-    { ngx_string("ui/"),
-      NGX_HTTP_GET|NGX_HTTP_HEAD,
-      ngx_string("GET, HEAD"), 0, 0,
+    { ngx_string("ui/"), NGX_HTTP_MALLOC_EP_UI_FILE,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
       ngx_http_malloc_ui },
 
-    { ngx_null_string, 0, ngx_null_string, 0, 0, NULL }
+    { ngx_null_string, 0, 0, ngx_null_string, 0, 0, 0, NULL }
 };
 
 
@@ -191,7 +198,8 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->endpoint = i;
+    ctx->endpoint = e->ep;
+    ctx->row = i;
     ctx->rest.data = ep.data + e->name.len;
     ctx->rest.len = ep.len - e->name.len;
     ngx_http_set_ctx(r, ctx, ngx_http_malloc_module);
@@ -212,7 +220,7 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
         return rc;
     }
 
-    rc = e->handler(r, ctx, NULL, 0);
+    rc = ngx_http_malloc_dispatch(r, ctx, NULL, 0);
 
     if (rc == NGX_DONE) {
         /* answered later, from a timer, an event or a thread */
@@ -220,6 +228,29 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
     }
 
     return rc;
+}
+
+
+/*
+ * The endpoint's handler, once the request is routed and its body read:
+ * what the table says it needs comes first.
+ */
+
+static ngx_int_t
+ngx_http_malloc_dispatch(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    u_char *body, size_t len)
+{
+    ngx_http_malloc_endpoint_t  *e;
+
+    e = &ngx_http_malloc_endpoints[ctx->row];
+
+    if ((r->method & e->jemalloc)
+        && ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK)
+    {
+        return ngx_http_malloc_unusable(r, NULL);
+    }
+
+    return e->handler(r, ctx, body, len);
 }
 
 
@@ -516,7 +547,7 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
     ngx_http_malloc_ctx_t   *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
-    max = ngx_http_malloc_endpoints[ctx->endpoint].body_max;
+    max = ngx_http_malloc_endpoints[ctx->row].body_max;
 
     body = ngx_pnalloc(r->pool, max + 1);
     if (body == NULL) {
@@ -539,8 +570,7 @@ ngx_http_malloc_body_handler(ngx_http_request_t *r)
                                    "bytes here", max);
 
     } else {
-        rc = ngx_http_malloc_endpoints[ctx->endpoint].handler(r, ctx, body,
-                                                              len);
+        rc = ngx_http_malloc_dispatch(r, ctx, body, len);
     }
 
     if (rc == NGX_DONE) {

@@ -46,7 +46,7 @@
 #define NGX_HTTP_MALLOC_SYMBOL_BODY_MAX  (1024 * 1024)
 
 
-/* the admin location's endpoints, in the order of the handler's table */
+/* the admin location's endpoints, named in the handler's table */
 typedef enum {
     NGX_HTTP_MALLOC_EP_INDEX = 0,
     NGX_HTTP_MALLOC_EP_PROF_ACTIVE,

@@ -28,7 +28,8 @@ typedef void (*ngx_http_malloc_abandoned_pt)(ngx_http_malloc_ctx_t *ctx);
 
 struct ngx_http_malloc_ctx_s {
     ngx_http_request_t            *request;
-    ngx_uint_t                     endpoint;
+    ngx_uint_t                     endpoint;    /* ngx_http_malloc_ep_e */
+    ngx_uint_t                     row;         /* in the handler's table */
     ngx_str_t                      rest;        /* of the URI after the
                                                    endpoint's name */
     ngx_http_malloc_cmd_t          cmd;         /* as posted */
