@@ -240,17 +240,6 @@ ngx_http_malloc_je_dump(const char *path)
 }
 
 
-int
-ngx_http_malloc_je_prof_accum(int *accum)
-{
-    if (ngx_http_malloc_mallctl == NULL) {
-        return ENOENT;
-    }
-
-    return ngx_http_malloc_je_read_bool("opt.prof_accum", accum);
-}
-
-
 /*
  * jemalloc 5.3 moves every sampled small object into an extent of the
  * smallest large size class, to keep its record: 16 KiB with 4 KiB pages.

@@ -60,7 +60,6 @@ int ngx_http_malloc_je_get_active(int *active);
 int ngx_http_malloc_je_set_active(int active);
 int ngx_http_malloc_je_lg_sample(size_t *lg);
 int ngx_http_malloc_je_dump(const char *path);
-int ngx_http_malloc_je_prof_accum(int *accum);
 
 /*
  * the bytes that a sampled small object takes beyond its size (its own
