@@ -5,7 +5,7 @@
  * the board; neither waits for a worker.
  *
  * Owns: what a snapshot's name may be.  Calls: reply, board, schedule
- * (the listing).
+ * (the listing), and the pure core (path: the names the schedule writes).
  */
 
 
