@@ -42,6 +42,8 @@ static char *ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static ngx_int_t ngx_http_malloc_snapshot_param(
+    ngx_http_malloc_snapshot_conf_t *sc, ngx_str_t *value);
 static char *ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -620,8 +622,7 @@ ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_malloc_main_conf_t *mmcf = conf;
 
-    ngx_str_t                        *value, s;
-    ngx_int_t                         n;
+    ngx_str_t                        *value;
     ngx_uint_t                        i;
     ngx_http_malloc_snapshot_conf_t  *sc;
 
@@ -643,53 +644,14 @@ ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
-
-        if (ngx_strncmp(value[i].data, "interval=", 9) == 0) {
-            s.data = value[i].data + 9;
-            s.len = value[i].len - 9;
-
-            n = ngx_parse_time(&s, 1);
-            if (n == NGX_ERROR || n < 1) {
-                goto invalid;
-            }
-
-            sc->interval = n;
-            continue;
+        if (ngx_http_malloc_snapshot_param(sc, &value[i]) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": expected "
+                               "interval=time, keep=number, "
+                               "format=pprof|heap or max_size=size",
+                               &value[i]);
+            return NGX_CONF_ERROR;
         }
-
-        if (ngx_strncmp(value[i].data, "keep=", 5) == 0) {
-            n = ngx_atoi(value[i].data + 5, value[i].len - 5);
-            if (n == NGX_ERROR || n < 1) {
-                goto invalid;
-            }
-
-            sc->keep = n;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "max_size=", 9) == 0) {
-            s.data = value[i].data + 9;
-            s.len = value[i].len - 9;
-
-            sc->max_size = ngx_parse_offset(&s);
-            if (sc->max_size == NGX_ERROR) {
-                goto invalid;
-            }
-
-            continue;
-        }
-
-        if (ngx_strcmp(value[i].data, "format=pprof") == 0) {
-            sc->pprof = 1;
-            continue;
-        }
-
-        if (ngx_strcmp(value[i].data, "format=heap") == 0) {
-            sc->pprof = 0;
-            continue;
-        }
-
-        goto invalid;
     }
 
     if (sc->interval == 0) {
@@ -699,15 +661,64 @@ ngx_http_malloc_snapshot(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mmcf->snapshot = sc;
 
     return NGX_CONF_OK;
+}
 
-invalid:
 
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "invalid parameter \"%V\": expected interval=time, "
-                       "keep=number, format=pprof|heap or max_size=size",
-                       &value[i]);
+/* one parameter of malloc_snapshot into sc, or NGX_ERROR if invalid */
 
-    return NGX_CONF_ERROR;
+static ngx_int_t
+ngx_http_malloc_snapshot_param(ngx_http_malloc_snapshot_conf_t *sc,
+    ngx_str_t *value)
+{
+    ngx_int_t  n;
+    ngx_str_t  s;
+
+    if (ngx_strncmp(value->data, "interval=", 9) == 0) {
+        s.data = value->data + 9;
+        s.len = value->len - 9;
+
+        n = ngx_parse_time(&s, 1);
+        if (n == NGX_ERROR || n < 1) {
+            return NGX_ERROR;
+        }
+
+        sc->interval = n;
+        return NGX_OK;
+    }
+
+    if (ngx_strncmp(value->data, "keep=", 5) == 0) {
+        n = ngx_atoi(value->data + 5, value->len - 5);
+        if (n == NGX_ERROR || n < 1) {
+            return NGX_ERROR;
+        }
+
+        sc->keep = n;
+        return NGX_OK;
+    }
+
+    if (ngx_strncmp(value->data, "max_size=", 9) == 0) {
+        s.data = value->data + 9;
+        s.len = value->len - 9;
+
+        sc->max_size = ngx_parse_offset(&s);
+        if (sc->max_size == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (ngx_strcmp(value->data, "format=pprof") == 0) {
+        sc->pprof = 1;
+        return NGX_OK;
+    }
+
+    if (ngx_strcmp(value->data, "format=heap") == 0) {
+        sc->pprof = 0;
+        return NGX_OK;
+    }
+
+    return NGX_ERROR;
 }
 
 

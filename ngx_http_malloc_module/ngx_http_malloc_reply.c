@@ -28,6 +28,11 @@
 static json_t *ngx_http_malloc_result_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
     ngx_uint_t *status, json_t **error);
+static void ngx_http_malloc_result_fields(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w);
+static const char *ngx_http_malloc_result_error(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    size_t size, ngx_uint_t *st);
 static const char *ngx_http_malloc_rc_text(ngx_int_t rc);
 static json_t *ngx_http_malloc_sampler(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w, ngx_uint_t n,
@@ -461,25 +466,53 @@ static json_t *
 ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_http_malloc_worker_t *a, ngx_uint_t *status, json_t **error)
 {
-    u_char                        *p, *last;
-    json_t                        *w;
-    ngx_uint_t                     st;
-    const char                    *code;
-    ngx_http_malloc_result_t      *res;
-    ngx_http_malloc_loc_conf_t    *mlcf;
-    ngx_http_malloc_main_conf_t   *mmcf;
-    u_char                         text[NGX_HTTP_MALLOC_ERR_LEN];
-    char                           name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-
-    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-    res = &a->result;
-    last = text + sizeof(text) - 1;
+    json_t      *w;
+    ngx_uint_t   st;
+    const char  *code;
+    u_char       text[NGX_HTTP_MALLOC_ERR_LEN];
 
     w = ngx_http_malloc_worker_head(a, 0);
     if (w == NULL) {
         return NULL;
     }
+
+    ngx_http_malloc_result_fields(r, ctx, a, w);
+
+    code = ngx_http_malloc_result_error(r, ctx, a, text, sizeof(text), &st);
+
+    if (code != NULL) {
+        json_object_set_new(w, "error",
+                            ngx_http_malloc_error_json(st, code,
+                                                       (char *) text));
+
+        if (*error == NULL) {
+            *error = ngx_http_malloc_error_json(st, code, (char *) text);
+            *status = st;
+        }
+    }
+
+    return w;
+}
+
+
+/*
+ * What the command left in the worker: where a dump went and its size,
+ * the state the worker runs in (a restarted one's own), the resident
+ * bytes a purge went from and to.  A worker that did not answer has none.
+ */
+
+static void
+ngx_http_malloc_result_fields(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w)
+{
+    u_char                       *p;
+    ngx_http_malloc_result_t     *res;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    u_char                        text[NGX_HTTP_MALLOC_ERR_LEN];
+    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    res = &a->result;
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP
         && ctx->cmd.tmpl[0] != '.'
@@ -516,28 +549,51 @@ ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                             json_integer(res->after));
     }
 
-    st = NGX_HTTP_OK;
-    code = NULL;
-    p = text;
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
+        && res->seq == ctx->seq && res->rc == NGX_HTTP_MALLOC_DUMP_OK)
+    {
+        json_object_set_new(w, "bytes", json_integer(res->bytes));
+    }
+}
+
+
+/*
+ * Why a worker failed the command, or NULL if it did not: the error's
+ * code, with its status in *st and its text, terminated, in text.
+ */
+
+static const char *
+ngx_http_malloc_result_error(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    size_t size, ngx_uint_t *st)
+{
+    u_char                      *p, *last;
+    const char                  *code;
+    ngx_http_malloc_result_t    *res;
+    ngx_http_malloc_loc_conf_t  *mlcf;
+
+    mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    res = &a->result;
+    last = text + size - 1;
 
     if (!a->answered) {
-        st = NGX_HTTP_GATEWAY_TIME_OUT;
+        *st = NGX_HTTP_GATEWAY_TIME_OUT;
         code = "worker_timeout";
 
         if (a->pid) {
-            p = ngx_snprintf(text, sizeof(text) - 1,
+            p = ngx_snprintf(text, size - 1,
                              "worker %ui (pid %P) did not answer within %M ms",
                              a->worker, a->pid, mlcf->timeout);
         } else {
-            p = ngx_snprintf(text, sizeof(text) - 1,
+            p = ngx_snprintf(text, size - 1,
                              "worker %ui was not running within %M ms",
                              a->worker, mlcf->timeout);
         }
 
     } else if (res->seq != ctx->seq) {
-        st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
         code = "worker_restarted";
-        p = ngx_snprintf(text, sizeof(text) - 1,
+        p = ngx_snprintf(text, size - 1,
                          "worker %ui was restarted (now pid %P) before it "
                          "answered; it runs in the desired state",
                          a->worker, a->pid);
@@ -546,22 +602,22 @@ ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         switch (res->rc) {
 
         case NGX_HTTP_MALLOC_DUMP_EXISTS:
-            st = NGX_HTTP_CONFLICT;
+            *st = NGX_HTTP_CONFLICT;
             code = "file_exists";
             break;
 
         case NGX_HTTP_MALLOC_DUMP_SPACE:
             /* as dump_dir_full: storage, not the server, is short */
-            st = NGX_HTTP_INSUFFICIENT_STORAGE;
+            *st = NGX_HTTP_INSUFFICIENT_STORAGE;
             code = "no_space";
             break;
 
         default:
-            st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+            *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
             code = (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
                                                          : "dump_failed";
         }
-        p = ngx_snprintf(text, sizeof(text) - 1, "worker %ui (pid %P): %s",
+        p = ngx_snprintf(text, size - 1, "worker %ui (pid %P): %s",
                          a->worker, a->pid,
                          ngx_http_malloc_rc_text(res->rc));
 
@@ -571,23 +627,13 @@ ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
             *p++ = ')';
         }
 
-    } else if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP) {
-        json_object_set_new(w, "bytes", json_integer(res->bytes));
+    } else {
+        return NULL;
     }
 
-    if (code != NULL) {
-        *p = '\0';
-        json_object_set_new(w, "error",
-                            ngx_http_malloc_error_json(st, code,
-                                                       (char *) text));
+    *p = '\0';
 
-        if (*error == NULL) {
-            *error = ngx_http_malloc_error_json(st, code, (char *) text);
-            *status = st;
-        }
-    }
-
-    return w;
+    return code;
 }
 
 

@@ -5,7 +5,7 @@
  * the board; neither waits for a worker.
  *
  * Owns: what a snapshot's name may be.  Calls: reply, board, schedule
- * (the listing).
+ * (the listing), and the pure core (path: the names the schedule writes).
  */
 
 
@@ -22,6 +22,12 @@
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_snapshot.h"
 #include "ngx_http_malloc_path.h"
+
+
+static ngx_fd_t ngx_http_malloc_snapshot_open(u_char *path,
+    ngx_file_info_t *fi);
+static ngx_int_t ngx_http_malloc_snapshot_send(ngx_http_request_t *r,
+    ngx_str_t *name, ngx_table_elt_t *h, ngx_buf_t *b, ngx_file_info_t *fi);
 
 
 ngx_int_t
@@ -121,8 +127,6 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char                       *p;
     ngx_fd_t                      fd;
     ngx_buf_t                    *b;
-    ngx_int_t                     rc;
-    ngx_chain_t                   out;
     ngx_file_info_t               fi;
     ngx_table_elt_t              *h;
     ngx_pool_cleanup_t           *cln;
@@ -151,15 +155,9 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     p = ngx_sprintf(path, "%V/%V", &mmcf->dump_dir->name, name);
     *p = '\0';
 
-    fd = open((char *) path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    fd = ngx_http_malloc_snapshot_open(path, &fi);
 
-    if (fd == NGX_INVALID_FILE || ngx_fd_info(fd, &fi) == NGX_FILE_ERROR
-        || !ngx_is_file(&fi))
-    {
-        if (fd != NGX_INVALID_FILE) {
-            (void) ngx_close_file(fd);
-        }
-
+    if (fd == NGX_INVALID_FILE) {
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,
                                      "no_such_snapshot",
                                      "no snapshot by that name: GET "
@@ -188,6 +186,51 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    b->file->fd = fd;
+    b->file->name.data = path;
+    b->file->name.len = p - path;
+    b->file->log = r->connection->log;
+    b->file_pos = 0;
+    b->file_last = ngx_file_size(&fi);
+    b->in_file = 1;
+    b->last_buf = 1;
+    b->last_in_chain = 1;
+
+    return ngx_http_malloc_snapshot_send(r, name, h, b, &fi);
+}
+
+
+/* a regular file by that path, or NGX_INVALID_FILE: links are not followed */
+
+static ngx_fd_t
+ngx_http_malloc_snapshot_open(u_char *path, ngx_file_info_t *fi)
+{
+    ngx_fd_t  fd;
+
+    fd = open((char *) path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd == NGX_INVALID_FILE) {
+        return NGX_INVALID_FILE;
+    }
+
+    if (ngx_fd_info(fd, fi) == NGX_FILE_ERROR || !ngx_is_file(fi)) {
+        (void) ngx_close_file(fd);
+        return NGX_INVALID_FILE;
+    }
+
+    return fd;
+}
+
+
+/* the download's headers, h among them, then b, the file's buffer */
+
+static ngx_int_t
+ngx_http_malloc_snapshot_send(ngx_http_request_t *r, ngx_str_t *name,
+    ngx_table_elt_t *h, ngx_buf_t *b, ngx_file_info_t *fi)
+{
+    ngx_int_t    rc;
+    ngx_chain_t  out;
+
     h->hash = 1;
     ngx_str_set(&h->key, "Content-Disposition");
     h->value.len = ngx_sprintf(h->value.data, "attachment; filename=\"%V\"",
@@ -195,7 +238,7 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                    - h->value.data;
 
     r->headers_out.status = NGX_HTTP_OK;
-    r->headers_out.content_length_n = ngx_file_size(&fi);
+    r->headers_out.content_length_n = ngx_file_size(fi);
     ngx_str_set(&r->headers_out.content_type, "application/octet-stream");
     r->headers_out.content_type_len = r->headers_out.content_type.len;
 
@@ -207,19 +250,9 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     /* an empty file has no buffer to be the last: the end, alone */
 
-    if (ngx_file_size(&fi) == 0) {
+    if (ngx_file_size(fi) == 0) {
         return ngx_http_send_special(r, NGX_HTTP_LAST);
     }
-
-    b->file->fd = fd;
-    b->file->name.data = path;
-    b->file->name.len = p - path;
-    b->file->log = r->connection->log;
-    b->file_pos = 0;
-    b->file_last = ngx_file_size(&fi);
-    b->in_file = 1;
-    b->last_buf = 1;
-    b->last_in_chain = 1;
 
     out.buf = b;
     out.next = NULL;

@@ -41,8 +41,12 @@ static ngx_int_t ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+static u_char *ngx_http_malloc_stats_figures(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n);
 static u_char *ngx_http_malloc_stats_rss(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_main_conf_t *mmcf);
+static u_char *ngx_http_malloc_stats_master(u_char *p, u_char *last,
     ngx_http_malloc_main_conf_t *mmcf);
 static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
@@ -270,11 +274,10 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
     u_char                       *p, *last, *buf;
-    size_t                        size, *value;
-    ngx_uint_t                    i, k, n;
+    size_t                        size;
+    ngx_uint_t                    i, n;
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_main_conf_t  *mmcf;
-    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
         return ngx_http_malloc_unusable(r, NULL);
@@ -297,27 +300,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     p = buf;
     last = buf + size;
 
-    for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
-        p = ngx_slprintf(p, last,
-                         "# HELP nginx_malloc_%s_bytes %s\n"
-                         "# TYPE nginx_malloc_%s_bytes gauge\n",
-                         ngx_http_malloc_figures[k].name,
-                         ngx_http_malloc_figures[k].help,
-                         ngx_http_malloc_figures[k].name);
-
-        for (i = 0; i < n; i++) {
-            if (w[i].stale) {
-                continue;
-            }
-
-            value = (size_t *) ((u_char *) &w[i].stats
-                                + ngx_http_malloc_figures[k].offset);
-
-            p = ngx_http_malloc_stats_series(p, last,
-                                             ngx_http_malloc_figures[k].name,
-                                             "_bytes", &w[i], *value);
-        }
-    }
+    p = ngx_http_malloc_stats_figures(p, last, w, n);
 
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_prof_active Whether heap profile "
@@ -356,26 +339,46 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     }
 
     p = ngx_http_malloc_stats_rss(p, last, w, n, mmcf);
-
-    /* the master: its heap as the current generation began, and reloads */
-
-    if (ngx_http_malloc_board_generations(mmcf, gens) > 0) {
-        p = ngx_slprintf(p, last,
-                         "# HELP nginx_malloc_master_allocated_bytes Bytes "
-                         "allocated in the master after the last reload "
-                         "(or the start), as its workers inherited them.\n"
-                         "# TYPE nginx_malloc_master_allocated_bytes gauge\n"
-                         "nginx_malloc_master_allocated_bytes %uz\n"
-                         "# HELP nginx_malloc_reloads_total Reloads since "
-                         "nginx started.\n"
-                         "# TYPE nginx_malloc_reloads_total counter\n"
-                         "nginx_malloc_reloads_total %ui\n",
-                         gens[0].allocated, gens[0].generation - 1);
-    }
+    p = ngx_http_malloc_stats_master(p, last, mmcf);
 
     return ngx_http_malloc_send_data(r,
                                      "text/plain; version=0.0.4; "
                                      "charset=utf-8", NULL, buf, p - buf);
+}
+
+
+/* jemalloc's figures, a gauge each with a series per running worker */
+
+static u_char *
+ngx_http_malloc_stats_figures(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n)
+{
+    size_t      *value;
+    ngx_uint_t   i, k;
+
+    for (k = 0; ngx_http_malloc_figures[k].name != NULL; k++) {
+        p = ngx_slprintf(p, last,
+                         "# HELP nginx_malloc_%s_bytes %s\n"
+                         "# TYPE nginx_malloc_%s_bytes gauge\n",
+                         ngx_http_malloc_figures[k].name,
+                         ngx_http_malloc_figures[k].help,
+                         ngx_http_malloc_figures[k].name);
+
+        for (i = 0; i < n; i++) {
+            if (w[i].stale) {
+                continue;
+            }
+
+            value = (size_t *) ((u_char *) &w[i].stats
+                                + ngx_http_malloc_figures[k].offset);
+
+            p = ngx_http_malloc_stats_series(p, last,
+                                             ngx_http_malloc_figures[k].name,
+                                             "_bytes", &w[i], *value);
+        }
+    }
+
+    return p;
 }
 
 
@@ -425,6 +428,32 @@ ngx_http_malloc_stats_rss(u_char *p, u_char *last,
         p = ngx_slprintf(p, last, "nginx_malloc_master_rss_bytes{part=\"%s\"} "
                          "%uL\n", ngx_http_malloc_rss_part_name(k),
                          ngx_http_malloc_rss_part(&m.rss, k));
+    }
+
+    return p;
+}
+
+
+/* the master: its heap as the current generation began, and reloads */
+
+static u_char *
+ngx_http_malloc_stats_master(u_char *p, u_char *last,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_gen_t  gens[NGX_HTTP_MALLOC_GENERATIONS];
+
+    if (ngx_http_malloc_board_generations(mmcf, gens) > 0) {
+        p = ngx_slprintf(p, last,
+                         "# HELP nginx_malloc_master_allocated_bytes Bytes "
+                         "allocated in the master after the last reload "
+                         "(or the start), as its workers inherited them.\n"
+                         "# TYPE nginx_malloc_master_allocated_bytes gauge\n"
+                         "nginx_malloc_master_allocated_bytes %uz\n"
+                         "# HELP nginx_malloc_reloads_total Reloads since "
+                         "nginx started.\n"
+                         "# TYPE nginx_malloc_reloads_total counter\n"
+                         "nginx_malloc_reloads_total %ui\n",
+                         gens[0].allocated, gens[0].generation - 1);
     }
 
     return p;
