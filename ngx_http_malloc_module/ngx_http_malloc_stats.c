@@ -96,10 +96,6 @@ ngx_http_malloc_stats(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_str_t                     arg;
     ngx_http_malloc_loc_conf_t   *mlcf;
 
-    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
-        return ngx_http_malloc_unusable(r, NULL);
-    }
-
     ctx->answered = ngx_http_malloc_stats_answer;
 
     if (ngx_http_arg(r, (u_char *) "detail", 6, &arg) != NGX_OK
@@ -278,10 +274,6 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_uint_t                    i, n;
     ngx_http_malloc_worker_t     *w;
     ngx_http_malloc_main_conf_t  *mmcf;
-
-    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
-        return ngx_http_malloc_unusable(r, NULL);
-    }
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
