@@ -173,6 +173,25 @@ ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
 }
 
 
+/* a download: "Content-Disposition: attachment; filename=..." */
+
+ngx_int_t
+ngx_http_malloc_attachment(ngx_http_request_t *r, ngx_str_t *filename)
+{
+    ngx_str_t  value;
+
+    value.len = sizeof("attachment; filename=\"\"") - 1 + filename->len;
+    value.data = ngx_pnalloc(r->pool, value.len);
+    if (value.data == NULL) {
+        return NGX_ERROR;
+    }
+
+    (void) ngx_sprintf(value.data, "attachment; filename=\"%V\"", filename);
+
+    return ngx_http_malloc_add_header(r, "Content-Disposition", &value);
+}
+
+
 json_t *
 ngx_http_malloc_jemalloc_json(void)
 {
@@ -664,10 +683,10 @@ ngx_int_t
 ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
     const char *filename, u_char *data, size_t len)
 {
-    ngx_int_t         rc;
-    ngx_buf_t        *b;
-    ngx_chain_t       out;
-    ngx_table_elt_t  *h;
+    ngx_int_t     rc;
+    ngx_str_t     name;
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
 
     r->headers_out.status = NGX_HTTP_OK;
     r->headers_out.content_length_n = len;
@@ -677,21 +696,12 @@ ngx_http_malloc_send_data(ngx_http_request_t *r, const char *type,
     r->headers_out.content_type_lowcase = NULL;
 
     if (filename != NULL) {
-        h = ngx_list_push(&r->headers_out.headers);
-        if (h == NULL) {
+        name.data = (u_char *) filename;
+        name.len = ngx_strlen(filename);
+
+        if (ngx_http_malloc_attachment(r, &name) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        h->hash = 1;
-        ngx_str_set(&h->key, "Content-Disposition");
-        h->value.len = sizeof("attachment; filename=\"\"") - 1
-                       + ngx_strlen(filename);
-        h->value.data = ngx_pnalloc(r->pool, h->value.len);
-        if (h->value.data == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        ngx_sprintf(h->value.data, "attachment; filename=\"%s\"", filename);
     }
 
     rc = ngx_http_send_header(r);

@@ -29,6 +29,8 @@ json_t *ngx_http_malloc_error_json(ngx_uint_t status, const char *code,
     const char *text);
 ngx_int_t ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
     ngx_str_t *value);
+ngx_int_t ngx_http_malloc_attachment(ngx_http_request_t *r,
+    ngx_str_t *filename);
 ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json);
 json_t *ngx_http_malloc_jemalloc_json(void);
 json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,

@@ -27,7 +27,7 @@
 static ngx_fd_t ngx_http_malloc_snapshot_open(u_char *path,
     ngx_file_info_t *fi);
 static ngx_int_t ngx_http_malloc_snapshot_send(ngx_http_request_t *r,
-    ngx_str_t *name, ngx_table_elt_t *h, ngx_buf_t *b, ngx_file_info_t *fi);
+    ngx_str_t *name, ngx_buf_t *b, ngx_file_info_t *fi);
 
 
 ngx_int_t
@@ -128,7 +128,6 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_fd_t                      fd;
     ngx_buf_t                    *b;
     ngx_file_info_t               fi;
-    ngx_table_elt_t              *h;
     ngx_pool_cleanup_t           *cln;
     ngx_pool_cleanup_file_t      *clnf;
     ngx_http_malloc_main_conf_t  *mmcf;
@@ -166,9 +165,8 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_pool_cleanup_file_t));
     b = ngx_calloc_buf(r->pool);
-    h = ngx_list_push(&r->headers_out.headers);
 
-    if (cln == NULL || b == NULL || h == NULL) {
+    if (cln == NULL || b == NULL) {
         (void) ngx_close_file(fd);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -180,9 +178,8 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     clnf->log = r->connection->log;
 
     b->file = ngx_pcalloc(r->pool, sizeof(ngx_file_t));
-    h->value.data = ngx_pnalloc(r->pool, name->len + 32);
 
-    if (b->file == NULL || h->value.data == NULL) {
+    if (b->file == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -196,7 +193,7 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     b->last_buf = 1;
     b->last_in_chain = 1;
 
-    return ngx_http_malloc_snapshot_send(r, name, h, b, &fi);
+    return ngx_http_malloc_snapshot_send(r, name, b, &fi);
 }
 
 
@@ -226,16 +223,14 @@ ngx_http_malloc_snapshot_open(u_char *path, ngx_file_info_t *fi)
 
 static ngx_int_t
 ngx_http_malloc_snapshot_send(ngx_http_request_t *r, ngx_str_t *name,
-    ngx_table_elt_t *h, ngx_buf_t *b, ngx_file_info_t *fi)
+    ngx_buf_t *b, ngx_file_info_t *fi)
 {
     ngx_int_t    rc;
     ngx_chain_t  out;
 
-    h->hash = 1;
-    ngx_str_set(&h->key, "Content-Disposition");
-    h->value.len = ngx_sprintf(h->value.data, "attachment; filename=\"%V\"",
-                               name)
-                   - h->value.data;
+    if (ngx_http_malloc_attachment(r, name) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     r->headers_out.status = NGX_HTTP_OK;
     r->headers_out.content_length_n = ngx_file_size(fi);
