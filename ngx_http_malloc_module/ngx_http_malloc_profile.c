@@ -10,7 +10,8 @@
  * window with an error, never a profile of different processes.
  *
  * Owns: a profile request's steps.  Calls: wait, reply, board, threads,
- * and the pure core (pipeline, path, jemalloc).
+ * schedule (its listing of snapshots), and the pure core (pipeline, path,
+ * jemalloc).
  */
 
 
