@@ -76,6 +76,8 @@ static void ngx_http_malloc_apply_tick(ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
     ngx_log_t *log);
+static void ngx_http_malloc_apply_active(ngx_http_malloc_cmd_t *cmd,
+    ngx_http_malloc_result_t *res, ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_dump(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
     ngx_log_t *log);
@@ -415,31 +417,13 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
     ngx_log_t *log)
 {
-    int                          active;
     ngx_http_malloc_je_stats_t   st;
     char                         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
 
     switch (cmd->kind) {
 
     case NGX_HTTP_MALLOC_CMD_ACTIVE:
-        active = 0;
-        (void) ngx_http_malloc_je_get_active(&active);
-
-        if ((ngx_uint_t) active == (ngx_uint_t) cmd->arg) {
-            return NGX_OK;
-        }
-
-        res->err = ngx_http_malloc_je_set_active(cmd->arg);
-
-        if (res->err != 0) {
-            ngx_log_error(NGX_LOG_ERR, log, res->err,
-                          "mallctl(\"prof.active\") failed");
-            res->rc = NGX_HTTP_MALLOC_RC_ACTIVE;
-            return NGX_OK;
-        }
-
-        ngx_log_error(NGX_LOG_INFO, log, 0, "heap profiling turned %s",
-                      cmd->arg ? "on" : "off");
+        ngx_http_malloc_apply_active(cmd, res, log);
         return NGX_OK;
 
     case NGX_HTTP_MALLOC_CMD_DUMP:
@@ -503,6 +487,35 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     return NGX_OK;
+}
+
+
+/* prof.active as the command asks: when it already is, nothing is logged */
+
+static void
+ngx_http_malloc_apply_active(ngx_http_malloc_cmd_t *cmd,
+    ngx_http_malloc_result_t *res, ngx_log_t *log)
+{
+    int  active;
+
+    active = 0;
+    (void) ngx_http_malloc_je_get_active(&active);
+
+    if ((ngx_uint_t) active == (ngx_uint_t) cmd->arg) {
+        return;
+    }
+
+    res->err = ngx_http_malloc_je_set_active(cmd->arg);
+
+    if (res->err != 0) {
+        ngx_log_error(NGX_LOG_ERR, log, res->err,
+                      "mallctl(\"prof.active\") failed");
+        res->rc = NGX_HTTP_MALLOC_RC_ACTIVE;
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_INFO, log, 0, "heap profiling turned %s",
+                  cmd->arg ? "on" : "off");
 }
 
 

@@ -10,7 +10,8 @@
  * window with an error, never a profile of different processes.
  *
  * Owns: a profile request's steps.  Calls: wait, reply, board, threads,
- * and the pure core (pipeline, path, jemalloc).
+ * schedule (its listing of snapshots), and the pure core (pipeline, path,
+ * jemalloc).
  */
 
 
@@ -60,6 +61,12 @@ typedef struct {
 
 static ngx_http_malloc_profile_t *ngx_http_malloc_profile_create(
     ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx);
+static ngx_int_t ngx_http_malloc_profile_args(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
+static ngx_int_t ngx_http_malloc_profile_seconds(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
+static ngx_int_t ngx_http_malloc_profile_read(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf);
 static void ngx_http_malloc_profile_free(void *data);
 static ngx_int_t ngx_http_malloc_profile_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
@@ -94,6 +101,10 @@ static ngx_int_t ngx_http_malloc_profile_pid(ngx_http_request_t *r,
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
+static ngx_int_t ngx_http_malloc_profile_files(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_arena_t *arena,
+    ngx_str_t *name, ngx_http_malloc_snap_file_t *files, ngx_uint_t n,
+    char ***paths);
 
 
 /* names this worker's hidden dumps apart, however many profiles run */
@@ -104,9 +115,8 @@ ngx_int_t
 ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    ngx_int_t                   n, rc;
+    ngx_int_t                   rc;
     ngx_str_t                   arg;
-    ngx_uint_t                  snapshot, base;
     ngx_http_malloc_profile_t  *pf;
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
@@ -127,24 +137,42 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ngx_http_arg(r, (u_char *) "seconds", 7, &arg) == NGX_OK) {
-        n = ngx_atoi(arg.data, arg.len);
-
-        if (n <= 0 || n > NGX_HTTP_MALLOC_SECONDS_MAX
-            || ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
-        {
-            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
-                       "invalid_argument",
-                       "\"seconds\" takes 1 to %d, on pprof/heap, "
-                       "pprof/heap.pb.gz and pprof/heap.json",
-                       NGX_HTTP_MALLOC_SECONDS_MAX);
-        }
-
-        pf->pipe.seconds = n;
+    if (ngx_http_malloc_profile_args(r, pf, &rc) != NGX_OK) {
+        return rc;
     }
 
-    if (ngx_http_malloc_profile_pid(r, ctx, &rc) != NGX_OK) {
-        return rc;
+    if (pf->pipe.snapshot != NULL || pf->paths != NULL) {
+        return ngx_http_malloc_profile_read(r, pf);
+    }
+
+    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
+    ctx->answered = ngx_http_malloc_profile_dumped;
+
+    return ngx_http_malloc_profile_post(r, ctx);
+}
+
+
+/*
+ * The request's arguments into the profile's pipe, refused when they do
+ * not go together: the window, the worker, the snapshots compared, the
+ * format, the master.  NGX_OK, or NGX_DECLINED with what the refusal's
+ * sending returned in *sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_args(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent)
+{
+    ngx_str_t               arg;
+    ngx_uint_t              snapshot, base;
+    ngx_http_malloc_ctx_t  *ctx;
+
+    ctx = pf->ctx;
+
+    if (ngx_http_malloc_profile_seconds(r, pf, sent) != NGX_OK
+        || ngx_http_malloc_profile_pid(r, ctx, sent) != NGX_OK)
+    {
+        return NGX_DECLINED;
     }
 
     snapshot = (ngx_http_arg(r, (u_char *) "snapshot", 8, &arg) == NGX_OK);
@@ -156,20 +184,21 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         && (ctx->endpoint != NGX_HTTP_MALLOC_EP_PPROF_FOLDED
             || pf->pipe.seconds || ctx->cmd.target))
     {
-        return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
-                   "invalid_argument",
-                   "\"snapshot\" and \"base\" are taken by "
-                   "pprof/heap.json, without \"seconds\" or \"pid\"");
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                    "invalid_argument",
+                    "\"snapshot\" and \"base\" are taken by "
+                    "pprof/heap.json, without \"seconds\" or \"pid\"");
+        return NGX_DECLINED;
     }
 
     if (ngx_http_malloc_profile_snapshot(r, pf->pipe.arena, "snapshot",
-                                         &pf->pipe.snapshot, &rc)
+                                         &pf->pipe.snapshot, sent)
             != NGX_OK
         || ngx_http_malloc_profile_snapshot(r, pf->pipe.arena, "base",
-                                            &pf->pipe.against, &rc)
+                                            &pf->pipe.against, sent)
            != NGX_OK)
     {
-        return rc;
+        return NGX_DECLINED;
     }
 
     if (snapshot && base) {
@@ -189,37 +218,75 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         if (!(arg.len == 6 && ngx_strncmp(arg.data, "master", 6) == 0)
             || snapshot || base || pf->pipe.seconds || ctx->cmd.target)
         {
-            return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
-                       "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
+            *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                        "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
+            return NGX_DECLINED;
         }
 
-        if (ngx_http_malloc_profile_master(r, pf, &rc) != NGX_OK) {
-            return rc;
-        }
+        return ngx_http_malloc_profile_master(r, pf, sent);
     }
 
-    if (pf->pipe.snapshot != NULL || pf->paths != NULL) {
-        /* a snapshot, or the master's heap: nothing to dump */
+    return NGX_OK;
+}
 
+
+/*
+ * ?seconds=N: the growth over the next N seconds.  NGX_OK (pipe.seconds
+ * set, or no seconds), or NGX_DECLINED with what the refusal's sending
+ * returned in *sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_seconds(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent)
+{
+    ngx_int_t  n;
+    ngx_str_t  arg;
+
+    if (ngx_http_arg(r, (u_char *) "seconds", 7, &arg) != NGX_OK) {
+        return NGX_OK;
+    }
+
+    n = ngx_atoi(arg.data, arg.len);
+
+    if (n <= 0 || n > NGX_HTTP_MALLOC_SECONDS_MAX
+        || pf->ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
+    {
+        *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
+                    "invalid_argument",
+                    "\"seconds\" takes 1 to %d, on pprof/heap, "
+                    "pprof/heap.pb.gz and pprof/heap.json",
+                    NGX_HTTP_MALLOC_SECONDS_MAX);
+        return NGX_DECLINED;
+    }
+
+    pf->pipe.seconds = n;
+
+    return NGX_OK;
+}
+
+
+/*
+ * A snapshot, or the master's heap: nothing to dump, the files are built
+ * into the profile at once, on the module's thread or in place.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_read(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf)
+{
+    if (pf->paths == NULL) {
+        pf->paths = ngx_pcalloc(r->pool, sizeof(char *));
         if (pf->paths == NULL) {
-            pf->paths = ngx_pcalloc(r->pool, sizeof(char *));
-            if (pf->paths == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-        }
-
-        if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        return ngx_http_malloc_profile_run(r, pf,
-                                           ngx_http_malloc_profile_build);
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
-    ctx->answered = ngx_http_malloc_profile_dumped;
+    if (ngx_http_malloc_wait_hold(r, pf->ctx) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
-    return ngx_http_malloc_profile_post(r, ctx);
+    return ngx_http_malloc_profile_run(r, pf, ngx_http_malloc_profile_build);
 }
 
 
@@ -542,11 +609,10 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent)
 {
-    u_char                       *p;
-    ngx_pool_t                   *pool;
+    ngx_int_t                     rc;
     ngx_str_t                     name;
-    ngx_uint_t                    i, k, n;
-    ngx_file_info_t               fi;
+    ngx_uint_t                    n;
+    ngx_pool_t                   *pool;
     ngx_http_malloc_snap_file_t  *files;
     ngx_http_malloc_main_conf_t  *mmcf;
 
@@ -586,11 +652,48 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
         goto none;
     }
 
-    *paths = ngx_http_malloc_arena_alloc(arena, (n + 2) * sizeof(char *));
-    if (*paths == NULL) {
-        ngx_destroy_pool(pool);
+    rc = ngx_http_malloc_profile_files(mmcf, arena, &name, files, n, paths);
+
+    ngx_destroy_pool(pool);
+
+    if (rc == NGX_ERROR) {
         *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
         return NGX_DECLINED;
+    }
+
+    if (rc == NGX_OK) {
+        return NGX_OK;
+    }
+
+none:
+
+    *paths = NULL;
+    *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND, "no_such_snapshot",
+                                  "no snapshot \"%V\" (\"%s\"): GET "
+                                  "snapshots lists them", &name, arg);
+    return NGX_DECLINED;
+}
+
+
+/*
+ * The paths of snapshot "name", in the arena, NULL-terminated: each of
+ * the n files listed that the schedule wrote at that time, or else the
+ * file of that name.  NGX_OK, NGX_DECLINED when there is no such file,
+ * or NGX_ERROR.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_files(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_arena_t *arena, ngx_str_t *name,
+    ngx_http_malloc_snap_file_t *files, ngx_uint_t n, char ***paths)
+{
+    u_char          *p;
+    ngx_uint_t       i, k;
+    ngx_file_info_t  fi;
+
+    *paths = ngx_http_malloc_arena_alloc(arena, (n + 2) * sizeof(char *));
+    if (*paths == NULL) {
+        return NGX_ERROR;
     }
 
     for (i = 0, k = 0; i <= n; i++) {
@@ -598,7 +701,7 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
         /* the name itself, or each file of the schedule at that time */
 
         if (i < n
-            && (ngx_strncmp(files[i].name, name.data, name.len) != 0
+            && (ngx_strncmp(files[i].name, name->data, name->len) != 0
                 || ngx_strcmp(files[i].reason, NGX_HTTP_MALLOC_SNAP_SCHEDULE)
                    != 0))
         {
@@ -608,9 +711,7 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
         p = ngx_http_malloc_arena_alloc(arena, mmcf->dump_dir->name.len
                                                + NGX_HTTP_MALLOC_NAME_MAX + 2);
         if (p == NULL) {
-            ngx_destroy_pool(pool);
-            *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
-            return NGX_DECLINED;
+            return NGX_ERROR;
         }
 
         if (i < n) {
@@ -618,13 +719,12 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
                          files[i].name) = '\0';
 
         } else if (k == 0) {
-            *ngx_sprintf(p, "%V/%V", &mmcf->dump_dir->name, &name) = '\0';
+            *ngx_sprintf(p, "%V/%V", &mmcf->dump_dir->name, name) = '\0';
 
             if (ngx_link_info(p, &fi) == NGX_FILE_ERROR
                 || !ngx_is_file(&fi))
             {
-                ngx_destroy_pool(pool);
-                goto none;
+                return NGX_DECLINED;
             }
 
         } else {
@@ -634,17 +734,7 @@ ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
         (*paths)[k++] = (char *) p;
     }
 
-    ngx_destroy_pool(pool);
-
     return NGX_OK;
-
-none:
-
-    *paths = NULL;
-    *sent = ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND, "no_such_snapshot",
-                                  "no snapshot \"%V\" (\"%s\"): GET "
-                                  "snapshots lists them", &name, arg);
-    return NGX_DECLINED;
 }
 
 

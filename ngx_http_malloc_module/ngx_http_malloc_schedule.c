@@ -87,6 +87,8 @@ static void ngx_http_malloc_schedule_unbase(ngx_http_malloc_snap_t *sn);
 static void ngx_http_malloc_schedule_poll(ngx_event_t *ev);
 static void ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
+static void ngx_http_malloc_schedule_write(ngx_http_malloc_snap_t *sn,
+    ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_schedule_paths(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_worker_t *w, ngx_uint_t n);
 static void ngx_http_malloc_schedule_merge(void *data);
@@ -98,6 +100,8 @@ static void ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn,
     ngx_int_t ok, const char *text, ngx_log_t *log);
 static void ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
     const char *reason, off_t incoming, ngx_log_t *log);
+static ngx_uint_t ngx_http_malloc_schedule_keep(
+    ngx_http_malloc_main_conf_t *mmcf, const char *reason, off_t *max_size);
 static const char *ngx_http_malloc_schedule_reason(u_char *name,
     size_t len, off_t *figure);
 static int ngx_libc_cdecl ngx_http_malloc_schedule_cmp(const void *one,
@@ -649,6 +653,18 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         return;
     }
 
+    ngx_http_malloc_schedule_write(sn, log);
+}
+
+
+/*
+ * The workers' dumps merged into one pprof snapshot, on the module's
+ * thread (or in place, without one); its end publishes the snapshot.
+ */
+
+static void
+ngx_http_malloc_schedule_write(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
+{
     /* written hidden, named by ngx_http_malloc_schedule_publish() */
 
     (void) ngx_snprintf((u_char *) sn->out, sizeof(sn->out),
@@ -909,9 +925,7 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
  * Keeps the newest "keep" snapshots of a reason (NULL: the schedule),
  * and fewer when they would take more than "max_size" together; with
  * "incoming" bytes of a snapshot about to be named (-1: none), that one
- * counts as the newest.  The schedule's limits are malloc_snapshot's;
- * the master's heap after each of the last 16 reloads, the last 8 growth
- * snapshots and the last peak are kept.
+ * counts as the newest.
  */
 
 static void
@@ -936,16 +950,10 @@ ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
         return;
     }
 
+    keep = ngx_http_malloc_schedule_keep(mmcf, reason, &max_size);
+
     if (reason == NULL) {
         reason = NGX_HTTP_MALLOC_SNAP_SCHEDULE;
-        keep = mmcf->snapshot ? mmcf->snapshot->keep : 24;
-        max_size = mmcf->snapshot ? mmcf->snapshot->max_size : 0;
-
-    } else {
-        keep = (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_RELOAD) == 0) ? 16
-               : (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_GROWTH) == 0) ? 8
-               : 1;
-        max_size = 0;
     }
 
     total = (incoming > 0) ? incoming : 0;
@@ -1009,6 +1017,30 @@ ngx_http_malloc_schedule_prune(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_destroy_pool(pool);
+}
+
+
+/*
+ * How many snapshots of a reason (NULL: the schedule) stay, and in how
+ * many bytes (0: any).  The schedule's limits are malloc_snapshot's; the
+ * master's heap after each of the last 16 reloads, the last 8 growth
+ * snapshots and the last peak are kept.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_schedule_keep(ngx_http_malloc_main_conf_t *mmcf,
+    const char *reason, off_t *max_size)
+{
+    if (reason == NULL) {
+        *max_size = mmcf->snapshot ? mmcf->snapshot->max_size : 0;
+        return mmcf->snapshot ? mmcf->snapshot->keep : 24;
+    }
+
+    *max_size = 0;
+
+    return (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_RELOAD) == 0) ? 16
+           : (ngx_strcmp(reason, NGX_HTTP_MALLOC_SNAP_GROWTH) == 0) ? 8
+           : 1;
 }
 
 
