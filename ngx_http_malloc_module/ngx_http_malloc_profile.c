@@ -119,10 +119,6 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_str_t                   arg;
     ngx_http_malloc_profile_t  *pf;
 
-    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
-        return ngx_http_malloc_unusable(r, NULL);
-    }
-
     /* a bounded number at once, before the profile takes any memory */
 
     if (ngx_http_malloc_wait_admit(r, ctx,
@@ -815,7 +811,7 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     pf = ctx->data;
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
     if (w == NULL) {
         ngx_http_malloc_wait_unlink(ctx);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -826,7 +822,7 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
             continue;
         }
 
-        if (!w[i].answered || w[i].result.seq != ctx->seq
+        if (!w[i].answered || w[i].result.seq != ctx->co.seq
             || w[i].result.rc != 0)
         {
             /* the answer of prof_dump says which worker and why */
@@ -1070,8 +1066,8 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
 
     if (pf->phase == 0) {
         pf->phase = 1;
-        ctx->wait.handler = ngx_http_malloc_profile_window;
-        ngx_add_timer(&ctx->wait, (ngx_msec_t) pf->pipe.seconds * 1000);
+        ctx->co.ev.handler = ngx_http_malloc_profile_window;
+        ngx_add_timer(&ctx->co.ev, (ngx_msec_t) pf->pipe.seconds * 1000);
 
         ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "malloc profile: growth window of %ui s",

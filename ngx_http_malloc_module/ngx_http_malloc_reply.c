@@ -318,7 +318,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    answers = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    answers = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
     if (answers == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -417,7 +417,7 @@ ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         }
 
         if (!known) {
-            lg = (w[i].result.seq == ctx->seq) ? w[i].result.lg_sample
+            lg = (w[i].result.seq == ctx->co.seq) ? w[i].result.lg_sample
                                                : w[i].lg_sample;
             known = 1;
         }
@@ -535,7 +535,7 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP
         && ctx->cmd.tmpl[0] != '.'
-        && a->answered && res->seq == ctx->seq)
+        && a->answered && res->seq == ctx->co.seq)
     {
         (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
                                            (long) a->pid, name,
@@ -548,19 +548,19 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE && a->answered) {
         json_object_set_new(w, "prof_active",
-                            json_boolean(res->seq == ctx->seq
+                            json_boolean(res->seq == ctx->co.seq
                                          ? res->prof_active
                                          : a->prof_active));
     }
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET && a->answered) {
         json_object_set_new(w, "lg_sample",
-                            json_integer(res->seq == ctx->seq
+                            json_integer(res->seq == ctx->co.seq
                                          ? res->lg_sample : a->lg_sample));
     }
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_PURGE && a->answered
-        && res->seq == ctx->seq)
+        && res->seq == ctx->co.seq)
     {
         json_object_set_new(w, "resident_before",
                             json_integer(res->before));
@@ -569,7 +569,7 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
     }
 
     if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
-        && res->seq == ctx->seq && res->rc == NGX_HTTP_MALLOC_DUMP_OK)
+        && res->seq == ctx->co.seq && res->rc == NGX_HTTP_MALLOC_DUMP_OK)
     {
         json_object_set_new(w, "bytes", json_integer(res->bytes));
     }
@@ -609,7 +609,7 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
                              a->worker, mlcf->timeout);
         }
 
-    } else if (res->seq != ctx->seq) {
+    } else if (res->seq != ctx->co.seq) {
         *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
         code = "worker_restarted";
         p = ngx_snprintf(text, size - 1,

@@ -134,7 +134,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
     nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
 
     json = json_object();
@@ -216,7 +216,7 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
 
     ngx_http_malloc_worker_rss(j, w, zones, nzones, 1);
 
-    if (ctx->seq != 0) {
+    if (ctx->co.seq != 0) {
         json_object_set_new(j, "detail",
                             ngx_http_malloc_stats_report(r, ctx, w));
     }
@@ -235,7 +235,7 @@ ngx_http_malloc_stats_report(ngx_http_request_t *r,
     json_error_t   error;
     u_char         path[NGX_MAX_PATH];
 
-    if (!w->answered || w->result.seq != ctx->seq || w->result.rc != 0) {
+    if (!w->answered || w->result.seq != ctx->co.seq || w->result.rc != 0) {
         return json_null();
     }
 

@@ -1,17 +1,25 @@
 
 /*
- * Requests waiting for the workers: each posts its command through the
- * board, then looks at the slots whenever the board's wake hook runs (a
- * worker answered through this worker's eventfd) and on a short timer,
- * until every worker of the current generation has answered or the
- * deadline passes.  A request that ends early closes its command, so
- * that a worker coming to it late does nothing.
+ * The collection of the workers' answers to a command, for whoever
+ * posted it: a request of the admin location, the snapshot schedule, the
+ * watch.  A collection posts its command through the board (waiting for
+ * room in the ring while it has none), then looks at the slots whenever
+ * the board's wake hook runs (a worker answered through this worker's
+ * eventfd) and on a short timer, until every live worker of the current
+ * generation has answered or the deadline passes, and hands the answers
+ * to its caller's "collected".  One loop, one deadline, and the command
+ * closed on every way out, so that a worker coming to it late makes
+ * nothing.
  *
- * Owns: this worker's list of waiting requests, the names of the files
- * the workers make for a request, and their removal when a read ends
- * early.  Calls: board, reply (the answer "busy"), and the pure core
- * (path).  Reaches
- * the endpoints only through the handlers in the request's context.
+ * For requests, the rest of their waiting: holding the request (its
+ * cleanup, ngx_http_test_reading), admitting a bounded number of builds
+ * and windows, the busy answer, the timer that keeps a request on the
+ * module's thread alive, resuming, and the names of the files the
+ * workers make for a read, removed when it ends early.
+ *
+ * Owns: this worker's list of collections and its admitted requests.
+ * Calls: board, reply (the answer "busy"), and the pure core (path).
+ * Reaches its callers only through their "collected" and "answered".
  */
 
 
@@ -33,20 +41,21 @@
 #define NGX_HTTP_MALLOC_WAIT_THREAD  1000
 
 
-static void ngx_http_malloc_wait_wake(ngx_log_t *log);
-static void ngx_http_malloc_wait_handler(ngx_event_t *ev);
-static void ngx_http_malloc_wait_running(ngx_event_t *ev);
-static ngx_uint_t ngx_http_malloc_wait_posted(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+static void ngx_http_malloc_collect_wake(ngx_log_t *log);
+static void ngx_http_malloc_collect_handler(ngx_event_t *ev);
+static void ngx_http_malloc_collect_look(ngx_http_malloc_collect_t *co);
+static ngx_uint_t ngx_http_malloc_collect_posted(
+    ngx_http_malloc_collect_t *co);
+static void ngx_http_malloc_collect_stop(ngx_http_malloc_collect_t *co);
+static void ngx_http_malloc_wait_collected(ngx_http_malloc_collect_t *co,
+    ngx_uint_t busy);
 static ngx_int_t ngx_http_malloc_wait_busy(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
-static ngx_int_t ngx_http_malloc_wait_check(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
-static void ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx);
+    const char *fmt, ngx_uint_t n);
+static void ngx_http_malloc_wait_running(ngx_event_t *ev);
 static void ngx_http_malloc_wait_cleanup(void *data);
 
 
-/* this worker's requests: those waiting for answers, those admitted */
+/* this worker's collections, and its admitted requests */
 typedef struct {
     ngx_queue_t                 waiting;
     ngx_uint_t                  admitted[2];  /* builds, windows */
@@ -62,13 +71,185 @@ ngx_http_malloc_wait_init_process(void)
     ngx_queue_init(&ngx_http_malloc_requests.waiting);
 
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
-                               ngx_http_malloc_wait_wake);
+                               ngx_http_malloc_collect_wake);
 }
 
 
 /*
- * Registers what ends a wait early (the client going away, the request
- * being finalized) before anything is posted.
+ * Starts a collection of *co->cmd: it is posted now if the ring has room,
+ * and co->collected runs later, from the event loop, in every case.
+ */
+
+void
+ngx_http_malloc_collect(ngx_http_malloc_collect_t *co)
+{
+    co->seq = 0;
+    co->deadline = ngx_current_msec + co->timeout;
+    co->ev.handler = ngx_http_malloc_collect_handler;
+    co->ev.log = co->log;
+
+    if (!co->queued) {
+        ngx_queue_insert_tail(&ngx_http_malloc_requests.waiting, &co->queue);
+        co->queued = 1;
+    }
+
+    (void) ngx_http_malloc_collect_posted(co);
+
+    if (co->ev.timer_set) {
+        ngx_del_timer(&co->ev);
+    }
+
+    ngx_add_timer(&co->ev, NGX_HTTP_MALLOC_WAIT_POLL);
+}
+
+
+/* a collection that its caller gives up: the command is closed */
+
+void
+ngx_http_malloc_collect_end(ngx_http_malloc_collect_t *co)
+{
+    ngx_http_malloc_collect_stop(co);
+
+    if (co->seq != 0) {
+        ngx_log_debug1(NGX_LOG_DEBUG_CORE, co->log, 0,
+                       "malloc collect: seq %ui abandoned", co->seq);
+
+        ngx_http_malloc_board_close(co->mmcf, co->seq);
+    }
+}
+
+
+/* a worker answered a command of this worker: the collections look now */
+
+static void
+ngx_http_malloc_collect_wake(ngx_log_t *log)
+{
+    ngx_queue_t                *q;
+    ngx_http_malloc_collect_t  *co;
+
+    for (q = ngx_queue_head(&ngx_http_malloc_requests.waiting);
+         q != ngx_queue_sentinel(&ngx_http_malloc_requests.waiting);
+         q = ngx_queue_next(q))
+    {
+        co = ngx_queue_data(q, ngx_http_malloc_collect_t, queue);
+
+        if (!co->ev.posted) {
+            ngx_post_event(&co->ev, &ngx_posted_events);
+        }
+    }
+}
+
+
+static void
+ngx_http_malloc_collect_handler(ngx_event_t *ev)
+{
+    ngx_http_malloc_collect_look((ngx_http_malloc_collect_t *)
+        ((u_char *) ev - offsetof(ngx_http_malloc_collect_t, ev)));
+}
+
+
+/* looks again in a moment while some worker has yet to answer */
+
+static void
+ngx_http_malloc_collect_look(ngx_http_malloc_collect_t *co)
+{
+    ngx_uint_t                    n, seq, answered;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = co->mmcf;
+
+    if (!ngx_http_malloc_collect_posted(co)) {
+        answered = 0;
+        n = 1;
+
+    } else if (co->cmd->target != 0) {
+        /* one worker's dump: the others' answers do not matter */
+        answered = ngx_http_malloc_board_answered(mmcf, co->seq,
+                                                  co->cmd->target);
+        n = 1;
+
+    } else {
+        n = NGX_MAX_PROCESSES;
+        answered = ngx_http_malloc_board_workers(mmcf, co->seq, NULL, &n);
+    }
+
+    if (answered < n
+        && (ngx_msec_int_t) (co->deadline - ngx_current_msec) > 0)
+    {
+        if (co->ev.timer_set) {
+            ngx_del_timer(&co->ev);
+        }
+
+        ngx_add_timer(&co->ev, NGX_HTTP_MALLOC_WAIT_POLL);
+        return;
+    }
+
+    ngx_log_debug3(NGX_LOG_DEBUG_CORE, co->log, 0,
+                   "malloc collect: seq %ui over, %ui of %ui answered",
+                   co->seq, answered, n);
+
+    /*
+     * the caller reads the answers before the entry is closed, when it
+     * may be used again; "co" may be gone once it returns
+     */
+
+    seq = co->seq;
+
+    ngx_http_malloc_collect_stop(co);
+    co->collected(co, seq == 0);
+
+    if (seq != 0) {
+        ngx_http_malloc_board_close(mmcf, seq);
+    }
+}
+
+
+/* posts the command once the ring has room: 0 while it has none */
+
+static ngx_uint_t
+ngx_http_malloc_collect_posted(ngx_http_malloc_collect_t *co)
+{
+    if (co->seq != 0) {
+        return 1;
+    }
+
+    co->seq = ngx_http_malloc_board_post(co->mmcf, co->cmd, co->reserve,
+                                         co->log);
+    if (co->seq == 0) {
+        return 0;
+    }
+
+    /* the workers have the whole timeout from now */
+    co->deadline = ngx_current_msec + co->timeout;
+
+    ngx_log_debug2(NGX_LOG_DEBUG_CORE, co->log, 0,
+                   "malloc collect: seq %ui, %M ms", co->seq, co->timeout);
+
+    return 1;
+}
+
+
+static void
+ngx_http_malloc_collect_stop(ngx_http_malloc_collect_t *co)
+{
+    if (co->ev.timer_set) {
+        ngx_del_timer(&co->ev);
+    }
+
+    if (co->ev.posted) {
+        ngx_delete_posted_event(&co->ev);
+    }
+
+    if (co->queued) {
+        ngx_queue_remove(&co->queue);
+        co->queued = 0;
+    }
+}
+
+
+/*
+ * Registers what ends a request's wait early (the client going away, the
+ * request being finalized) before anything is posted or built.
  */
 
 ngx_int_t
@@ -87,13 +268,13 @@ ngx_http_malloc_wait_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     }
 
     ctx->request = r;
-    ctx->done = 1;
 
     cln->handler = ngx_http_malloc_wait_cleanup;
     cln->data = ctx;
 
-    ctx->wait.data = r->connection;
-    ctx->wait.log = r->connection->log;
+    ctx->co.ev.data = r->connection;
+    ctx->co.ev.log = r->connection->log;
+    ctx->co.log = r->connection->log;
 
     /* a client that goes away ends the wait through the cleanup */
     r->read_event_handler = ngx_http_test_reading;
@@ -115,24 +296,18 @@ ngx_int_t
 ngx_http_malloc_wait_admit(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_uint_t window, ngx_int_t *rc)
 {
-    static ngx_str_t  retry = ngx_string("1");
-
-    *rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
-
     if (ngx_http_malloc_requests.admitted[window] >= NGX_HTTP_MALLOC_ADMIT) {
-        if (ngx_http_malloc_add_header(r, "Retry-After", &retry) == NGX_OK) {
-            *rc = ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE,
-                                        "busy", "this worker builds %d %s "
-                                        "already; ask again",
-                                        NGX_HTTP_MALLOC_ADMIT,
-                                        window ? "growth windows"
-                                               : "profiles");
-        }
-
+        *rc = ngx_http_malloc_wait_busy(r, window
+                                  ? "this worker keeps %ui growth windows "
+                                    "open already; ask again"
+                                  : "this worker builds %ui profiles "
+                                    "already; ask again",
+                                  NGX_HTTP_MALLOC_ADMIT);
         return NGX_DECLINED;
     }
 
     if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
+        *rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
         return NGX_ERROR;
     }
 
@@ -144,84 +319,77 @@ ngx_http_malloc_wait_admit(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
 
 /*
- * Posts ctx->cmd and waits for the answers: NGX_DONE, or what
- * ctx->answered returned when they are all in already.  A read ("read"
- * 1) leaves room in the ring for writes; a command that finds no room
- * waits for it until the deadline, and is then answered 503 busy.
+ * Posts ctx->cmd and collects the answers for the request: NGX_DONE; what
+ * ctx->answered returns then finalizes the request.  A read ("read" 1)
+ * leaves room in the ring for writes.
  */
 
 ngx_int_t
 ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_msec_t timeout, ngx_uint_t read)
 {
+    ngx_http_malloc_collect_t  *co;
+
     if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->seq = 0;
-    ctx->timeout = timeout;
-    ctx->reserve = read ? NGX_HTTP_MALLOC_RING_WRITES : 0;
-    ctx->deadline = ngx_current_msec + timeout;
-    ctx->done = 0;
-    ctx->wait.handler = ngx_http_malloc_wait_handler;
+    co = &ctx->co;
 
-    if (!ctx->queued) {
-        ngx_queue_insert_tail(&ngx_http_malloc_requests.waiting, &ctx->queue);
-        ctx->queued = 1;
-    }
+    co->mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    co->cmd = &ctx->cmd;
+    co->reserve = read ? NGX_HTTP_MALLOC_RING_WRITES : 0;
+    co->timeout = timeout;
+    co->collected = ngx_http_malloc_wait_collected;
+    co->data = ctx;
 
-    return ngx_http_malloc_wait_check(r, ctx);
+    ctx->collecting = 1;
+
+    ngx_http_malloc_collect(co);
+
+    return NGX_DONE;
 }
 
 
-/* posts the command once the ring has room: 0 while it has none */
-
-static ngx_uint_t
-ngx_http_malloc_wait_posted(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+static void
+ngx_http_malloc_wait_collected(ngx_http_malloc_collect_t *co,
+    ngx_uint_t busy)
 {
-    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_int_t               rc;
+    ngx_http_request_t     *r;
+    ngx_http_malloc_ctx_t  *ctx;
 
-    if (ctx->seq != 0) {
-        return 1;
+    ctx = co->data;
+    r = ctx->request;
+
+    ctx->collecting = 0;
+
+    if (busy) {
+        rc = ngx_http_malloc_wait_busy(r, "the workers had %ui commands to "
+                                       "apply within the timeout; ask again",
+                                       NGX_HTTP_MALLOC_RING - co->reserve);
+    } else {
+        rc = ctx->answered(r, ctx);
     }
 
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    ctx->seq = ngx_http_malloc_board_post(mmcf, &ctx->cmd, ctx->reserve,
-                                          r->connection->log);
-    if (ctx->seq == 0) {
-        return 0;
-    }
-
-    /* the workers have the whole timeout from now */
-    ctx->deadline = ngx_current_msec + ctx->timeout;
-
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "malloc wait: seq %ui, %M ms", ctx->seq, ctx->timeout);
-
-    return 1;
+    ngx_http_malloc_wait_resume(r, rc);
 }
 
 
-/* no room in the ring within the deadline: ask again in a second */
+/* no room for the request now: 503, ask again in a second */
 
 static ngx_int_t
-ngx_http_malloc_wait_busy(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_wait_busy(ngx_http_request_t *r, const char *fmt,
+    ngx_uint_t n)
 {
     static ngx_str_t  retry = ngx_string("1");
-
-    ngx_http_malloc_wait_unqueue(ctx);
-    ctx->done = 1;
 
     if (ngx_http_malloc_add_header(r, "Retry-After", &retry) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     return ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, "busy",
-                                 "the workers had %ui commands to apply "
-                                 "for %M ms; ask again",
-                                 (ngx_uint_t) NGX_HTTP_MALLOC_RING
-                                 - ctx->reserve, ctx->timeout);
+                                 fmt, n);
 }
 
 
@@ -236,13 +404,13 @@ ngx_http_malloc_wait_busy(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 void
 ngx_http_malloc_wait_thread(ngx_http_malloc_ctx_t *ctx, ngx_uint_t running)
 {
-    if (ctx->wait.timer_set) {
-        ngx_del_timer(&ctx->wait);
+    if (ctx->co.ev.timer_set) {
+        ngx_del_timer(&ctx->co.ev);
     }
 
     if (running) {
-        ctx->wait.handler = ngx_http_malloc_wait_running;
-        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_THREAD);
+        ctx->co.ev.handler = ngx_http_malloc_wait_running;
+        ngx_add_timer(&ctx->co.ev, NGX_HTTP_MALLOC_WAIT_THREAD);
     }
 }
 
@@ -251,40 +419,6 @@ static void
 ngx_http_malloc_wait_running(ngx_event_t *ev)
 {
     ngx_add_timer(ev, NGX_HTTP_MALLOC_WAIT_THREAD);
-}
-
-
-/* a worker answered a command of this worker: the waiting look now */
-
-static void
-ngx_http_malloc_wait_wake(ngx_log_t *log)
-{
-    ngx_queue_t            *q;
-    ngx_http_malloc_ctx_t  *ctx;
-
-    for (q = ngx_queue_head(&ngx_http_malloc_requests.waiting);
-         q != ngx_queue_sentinel(&ngx_http_malloc_requests.waiting);
-         q = ngx_queue_next(q))
-    {
-        ctx = ngx_queue_data(q, ngx_http_malloc_ctx_t, queue);
-
-        if (!ctx->wait.posted) {
-            ngx_post_event(&ctx->wait, &ngx_posted_events);
-        }
-    }
-}
-
-
-static void
-ngx_http_malloc_wait_handler(ngx_event_t *ev)
-{
-    ngx_http_request_t     *r;
-    ngx_http_malloc_ctx_t  *ctx;
-
-    ctx = ngx_http_malloc_wait_ctx(ev);
-    r = ctx->request;
-
-    ngx_http_malloc_wait_resume(r, ngx_http_malloc_wait_check(r, ctx));
 }
 
 
@@ -305,116 +439,33 @@ ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc)
 }
 
 
-/* NGX_DONE while some worker has yet to answer and time is left */
-
-static ngx_int_t
-ngx_http_malloc_wait_check(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_uint_t                    n, answered;
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    if (!ngx_http_malloc_wait_posted(r, ctx)) {
-        if ((ngx_msec_int_t) (ctx->deadline - ngx_current_msec) <= 0) {
-            return ngx_http_malloc_wait_busy(r, ctx);
-        }
-
-        if (!ctx->wait.timer_set) {
-            ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
-        }
-
-        return NGX_DONE;
-    }
-
-    n = NGX_MAX_PROCESSES;
-
-    if (ctx->cmd.target != 0) {
-        /* one worker's dump: the others' answers do not matter */
-        answered = ngx_http_malloc_board_answered(mmcf, ctx->seq,
-                                                  ctx->cmd.target);
-        n = 1;
-
-    } else {
-        answered = ngx_http_malloc_board_workers(mmcf, ctx->seq, NULL, &n);
-    }
-
-    if (answered < n
-        && (ngx_msec_int_t) (ctx->deadline - ngx_current_msec) > 0)
-    {
-        if (ctx->wait.timer_set) {
-            ngx_del_timer(&ctx->wait);
-        }
-
-        ngx_add_timer(&ctx->wait, NGX_HTTP_MALLOC_WAIT_POLL);
-        return NGX_DONE;
-    }
-
-    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "malloc wait: seq %ui over, %ui of %ui answered",
-                   ctx->seq, answered, n);
-
-    ngx_http_malloc_wait_unqueue(ctx);
-
-    ctx->done = 1;
-    ngx_http_malloc_board_close(mmcf, ctx->seq);
-
-    return ctx->answered(r, ctx);
-}
-
-
-static void
-ngx_http_malloc_wait_unqueue(ngx_http_malloc_ctx_t *ctx)
-{
-    if (ctx->wait.timer_set) {
-        ngx_del_timer(&ctx->wait);
-    }
-
-    if (ctx->wait.posted) {
-        ngx_delete_posted_event(&ctx->wait);
-    }
-
-    if (ctx->queued) {
-        ngx_queue_remove(&ctx->queue);
-        ctx->queued = 0;
-    }
-}
-
+/*
+ * Every way out of a request: its admission is given back, and a read
+ * that ends while it collects closes its command and removes the files
+ * the workers made for it.
+ */
 
 static void
 ngx_http_malloc_wait_cleanup(void *data)
 {
     ngx_http_malloc_ctx_t *ctx = data;
 
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    ngx_http_malloc_wait_unqueue(ctx);
+    ngx_http_malloc_collect_stop(&ctx->co);
 
     if (ctx->admitted) {
         ngx_http_malloc_requests.admitted[ctx->admitted - 1]--;
         ctx->admitted = 0;
     }
 
-    if (ctx->done) {
+    if (!ctx->collecting) {
         return;
     }
 
-    ctx->done = 1;
+    ctx->collecting = 0;
 
-    ngx_log_debug1(NGX_LOG_DEBUG_HTTP, ctx->request->connection->log, 0,
-                   "malloc wait: seq %ui abandoned", ctx->seq);
-
-    if (ctx->seq != 0) {
-        /* closed first: a worker that comes to it now makes nothing */
-        mmcf = ngx_http_get_module_main_conf(ctx->request,
-                                             ngx_http_malloc_module);
-        ngx_http_malloc_board_close(mmcf, ctx->seq);
-        ngx_http_malloc_wait_unlink(ctx);
-    }
-
-    if (ctx->abandoned != NULL) {
-        ctx->abandoned(ctx);
-    }
+    /* closed first: a worker that comes to it now makes nothing */
+    ngx_http_malloc_collect_end(&ctx->co);
+    ngx_http_malloc_wait_unlink(ctx);
 }
 
 
@@ -442,7 +493,8 @@ ngx_http_malloc_wait_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 /*
  * Removes the hidden files that a read's command made, answered or not:
  * a worker that writes its file after this sees the command closed and
- * removes it itself.
+ * removes it itself.  An operator's dump (a name without the leading dot)
+ * is never removed.
  */
 
 void
@@ -457,12 +509,11 @@ ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx)
     r = ctx->request;
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    if (ctx->seq == 0 || ctx->cmd.tmpl[0] != '.') {
-        /* nothing posted, or an operator's dump: kept */
+    if (ctx->co.seq == 0 || ctx->cmd.tmpl[0] != '.') {
         return;
     }
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
     if (w == NULL) {
         return;
     }

@@ -1,7 +1,8 @@
 
 /*
- * A request that waits for the workers' answers to a command it posted:
- * the per-request context of the admin location.
+ * The collection of the workers' answers to a command (for a request,
+ * the snapshot schedule or the watch), and the per-request context of
+ * the admin location that waits on one.
  */
 
 
@@ -16,46 +17,75 @@
 #include "ngx_http_malloc_board.h"
 
 
+typedef struct ngx_http_malloc_collect_s  ngx_http_malloc_collect_t;
 typedef struct ngx_http_malloc_ctx_s  ngx_http_malloc_ctx_t;
+
+/*
+ * Every live worker answered or the deadline passed ("busy" 0: the
+ * answers are in the slots under co->seq), or the ring had no room for
+ * the command within the deadline ("busy" 1: nothing was posted).  The
+ * command is closed already.
+ */
+typedef void (*ngx_http_malloc_collected_pt)(ngx_http_malloc_collect_t *co,
+    ngx_uint_t busy);
 
 /* every worker answered, or the deadline passed: a final rc or NGX_DONE */
 typedef ngx_int_t (*ngx_http_malloc_answered_pt)(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 
-/* the request ends while it waits (its client went away) */
-typedef void (*ngx_http_malloc_abandoned_pt)(ngx_http_malloc_ctx_t *ctx);
+
+/* the caller fills in the fields above "seq"; the rest is wait.c's */
+struct ngx_http_malloc_collect_s {
+    ngx_http_malloc_main_conf_t   *mmcf;
+    ngx_http_malloc_cmd_t         *cmd;
+    ngx_uint_t                     reserve;     /* ring entries left free:
+                                                   NGX_HTTP_MALLOC_RING_WRITES
+                                                   for a read */
+    ngx_msec_t                     timeout;
+    ngx_http_malloc_collected_pt   collected;
+    ngx_log_t                     *log;
+    void                          *data;        /* the caller's */
+
+    ngx_uint_t                     seq;         /* 0: not posted yet */
+    ngx_msec_t                     deadline;
+    ngx_event_t                    ev;          /* the caller's timer too,
+                                                   while not collecting */
+    ngx_queue_t                    queue;       /* in the waiting list */
+    unsigned                       queued:1;
+};
 
 
+/* written by handler.c (endpoint, row, rest), wait.c, and the endpoint */
 struct ngx_http_malloc_ctx_s {
-    ngx_http_request_t            *request;
+    ngx_http_request_t            *request;     /* wait.c */
     ngx_uint_t                     endpoint;    /* ngx_http_malloc_ep_e */
     ngx_uint_t                     row;         /* in the handler's table */
     ngx_str_t                      rest;        /* of the URI after the
                                                    endpoint's name */
-    ngx_http_malloc_cmd_t          cmd;         /* as posted */
-    ngx_uint_t                     seq;         /* 0: none posted */
-    ngx_uint_t                     reserve;     /* entries left free */
-    ngx_msec_t                     timeout;
-    ngx_msec_t                     deadline;
-    ngx_event_t                    wait;
-    ngx_queue_t                    queue;       /* in the waiting list */
-    ngx_http_malloc_answered_pt    answered;
-    ngx_http_malloc_abandoned_pt   abandoned;
+    ngx_http_malloc_cmd_t          cmd;         /* the endpoint's */
+    ngx_http_malloc_collect_t      co;          /* wait.c's */
+    ngx_http_malloc_answered_pt    answered;    /* the endpoint's */
     void                          *data;        /* the endpoint's */
 
-    unsigned                       admitted:2;  /* 1 build, 2 window */
-    unsigned                       queued:1;
-    unsigned                       done:1;
+    unsigned                       admitted:2;  /* wait.c: 1 build,
+                                                   2 window */
+    unsigned                       collecting:1;  /* wait.c */
 };
 
 
-/* the request context of a waiting request's timer event */
+/* the request context of a request's event (its timer) */
 #define ngx_http_malloc_wait_ctx(ev)                                          \
     ((ngx_http_malloc_ctx_t *)                                                \
-         ((u_char *) (ev) - offsetof(ngx_http_malloc_ctx_t, wait)))
+         ((u_char *) (ev) - offsetof(ngx_http_malloc_ctx_t, co.ev)))
 
 
 void ngx_http_malloc_wait_init_process(void);
+
+/* the collection itself */
+void ngx_http_malloc_collect(ngx_http_malloc_collect_t *co);
+void ngx_http_malloc_collect_end(ngx_http_malloc_collect_t *co);
+
+/* a request's */
 ngx_int_t ngx_http_malloc_wait_hold(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 ngx_int_t ngx_http_malloc_wait_admit(ngx_http_request_t *r,
@@ -63,7 +93,6 @@ ngx_int_t ngx_http_malloc_wait_admit(ngx_http_request_t *r,
 ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_msec_t timeout, ngx_uint_t read);
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
-
 void ngx_http_malloc_wait_file(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, u_char *path);
 void ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx);
