@@ -10,8 +10,9 @@
  * it nor doubles it.  Old snapshots go so that at most "keep" remain
  * within "max_size"; a snapshot is named only once there is room.
  *
- * Owns: this worker's snapshot in progress.  Calls: board, threads, and
- * the pure core (pipeline, path).  Reached by the board's tick hook.
+ * Owns: this worker's snapshot in progress.  Calls: board, wait (the
+ * collection of the workers' dumps), threads, and the pure core
+ * (pipeline, path).  Reached by the board's tick hook.
  */
 
 
@@ -22,6 +23,7 @@
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_threads.h"
+#include "ngx_http_malloc_wait.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -35,21 +37,17 @@
 /* how long the workers have to dump a snapshot */
 #define NGX_HTTP_MALLOC_SNAP_TIMEOUT  5000
 
-/* how often the worker that took a snapshot looks for the answers */
-#define NGX_HTTP_MALLOC_SNAP_POLL     10
 
 
 /* one per worker: the snapshot it took, if any */
 typedef struct {
     ngx_http_malloc_main_conf_t   *mmcf;
-    ngx_uint_t                     seq;          /* 0: none */
-    ngx_msec_t                     started;
-    ngx_uint_t                     merging;
+    ngx_uint_t                     taking;       /* a snapshot is under way */
+    ngx_http_malloc_collect_t      co;           /* the workers' dumps */
     ngx_pool_t                    *pool;
     char                         **paths;        /* the hidden dumps */
     ngx_int_t                      rc;
     ngx_http_malloc_task_t         task;
-    ngx_event_t                    poll;
     const char                    *reason;       /* NULL: the schedule */
     ngx_uint_t                     basing;       /* this collection is the
                                                     start of a watch's
@@ -84,7 +82,8 @@ static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
 static void ngx_http_malloc_schedule_based(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_worker_t *w, ngx_uint_t n, ngx_log_t *log);
 static void ngx_http_malloc_schedule_unbase(ngx_http_malloc_snap_t *sn);
-static void ngx_http_malloc_schedule_poll(ngx_event_t *ev);
+static void ngx_http_malloc_schedule_collected(ngx_http_malloc_collect_t *co,
+    ngx_uint_t busy);
 static void ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
 static void ngx_http_malloc_schedule_write(ngx_http_malloc_snap_t *sn,
@@ -116,11 +115,16 @@ ngx_http_malloc_schedule_init_process(ngx_http_malloc_main_conf_t *mmcf)
 {
     ngx_http_malloc_snap.mmcf = mmcf;
 
+    /* the collection's timer does not hold a worker that is exiting */
     ngx_http_malloc_snap.conn.fd = (ngx_socket_t) -1;
-    ngx_http_malloc_snap.poll.handler = ngx_http_malloc_schedule_poll;
-    ngx_http_malloc_snap.poll.data = &ngx_http_malloc_snap.conn;
-    ngx_http_malloc_snap.poll.log = ngx_cycle->log;
-    ngx_http_malloc_snap.poll.cancelable = 1;
+    ngx_http_malloc_snap.co.ev.data = &ngx_http_malloc_snap.conn;
+    ngx_http_malloc_snap.co.ev.cancelable = 1;
+    ngx_http_malloc_snap.co.mmcf = mmcf;
+    ngx_http_malloc_snap.co.cmd = &ngx_http_malloc_snap.cmd;
+    ngx_http_malloc_snap.co.timeout = NGX_HTTP_MALLOC_SNAP_TIMEOUT;
+    ngx_http_malloc_snap.co.collected = ngx_http_malloc_schedule_collected;
+    ngx_http_malloc_snap.co.log = ngx_cycle->log;
+    ngx_http_malloc_snap.co.data = &ngx_http_malloc_snap;
 
     ngx_http_malloc_schedule_generation(mmcf, ngx_cycle->log);
 
@@ -225,7 +229,7 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
     sn = &ngx_http_malloc_snap;
     mmcf = sn->mmcf;
 
-    if (ngx_exiting || sn->seq != 0) {
+    if (ngx_exiting || sn->taking) {
         /* one snapshot at a time per worker */
         return;
     }
@@ -233,7 +237,7 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
     if (mmcf->watch != NULL && ngx_worker == 0) {
         ngx_http_malloc_schedule_watch(sn, log);
 
-        if (sn->seq != 0) {
+        if (sn->taking) {
             return;
         }
     }
@@ -541,38 +545,30 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
                      sn->ts, sn->tag);
     *p = '\0';
 
-    sn->seq = ngx_http_malloc_board_post(sn->mmcf, &sn->cmd, 0, log);
-    sn->started = ngx_current_msec;
-
-    if (sn->seq == 0) {
-        ngx_http_malloc_schedule_result(sn, 0, "the workers had eight "
-                                        "commands in flight", log);
-        return;
-    }
+    sn->taking = 1;
 
     ngx_log_error(NGX_LOG_INFO, log, 0, "heap snapshot %s%s%s started",
                   sn->ts, reason ? " for " : "", reason ? reason : "");
 
-    ngx_add_timer(&sn->poll, NGX_HTTP_MALLOC_SNAP_POLL);
+    ngx_http_malloc_collect(&sn->co);
 }
 
 
 static void
-ngx_http_malloc_schedule_poll(ngx_event_t *ev)
+ngx_http_malloc_schedule_collected(ngx_http_malloc_collect_t *co,
+    ngx_uint_t busy)
 {
     ngx_http_malloc_snap_t  *sn;
 
-    sn = &ngx_http_malloc_snap;
+    sn = co->data;
 
-    if (sn->seq == 0 || sn->merging) {
+    if (busy) {
+        ngx_http_malloc_schedule_result(sn, 0, "the workers had eight "
+                                        "commands in flight", co->log);
         return;
     }
 
-    ngx_http_malloc_schedule_check(sn, ev->log);
-
-    if (sn->seq != 0 && !sn->merging && !ngx_exiting) {
-        ngx_add_timer(ev, NGX_HTTP_MALLOC_SNAP_POLL);
-    }
+    ngx_http_malloc_schedule_check(sn, co->log);
 }
 
 
@@ -581,32 +577,21 @@ ngx_http_malloc_schedule_poll(ngx_event_t *ev)
 static void
 ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 {
-    ngx_uint_t                 i, n, answered, failed;
+    ngx_uint_t                 i, n, failed;
     ngx_http_malloc_worker_t  *w;
-
-    n = NGX_MAX_PROCESSES;
-    answered = ngx_http_malloc_board_workers(sn->mmcf, sn->seq, NULL, &n);
-
-    if (answered < n
-        && ngx_current_msec - sn->started < NGX_HTTP_MALLOC_SNAP_TIMEOUT)
-    {
-        return;
-    }
-
-    ngx_http_malloc_board_close(sn->mmcf, sn->seq);
 
     sn->pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, log);
     if (sn->pool == NULL) {
-        sn->seq = 0;
+        sn->taking = 0;
         return;
     }
 
-    w = ngx_http_malloc_board_copy(sn->mmcf, sn->pool, sn->seq, &n);
+    w = ngx_http_malloc_board_copy(sn->mmcf, sn->pool, sn->co.seq, &n);
 
     failed = (w == NULL);
 
     for (i = 0; w != NULL && i < n; i++) {
-        if (!w[i].answered || w[i].result.seq != sn->seq
+        if (!w[i].answered || w[i].result.seq != sn->co.seq
             || w[i].result.rc != 0)
         {
             failed++;
@@ -680,7 +665,6 @@ ngx_http_malloc_schedule_write(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     sn->task.data = sn;
 
     if (ngx_http_malloc_threads_post(&sn->task, log) == NGX_OK) {
-        sn->merging = 1;
         return;
     }
 
@@ -720,7 +704,7 @@ ngx_http_malloc_schedule_based(ngx_http_malloc_snap_t *sn,
     sn->basing = 0;
     sn->pool = NULL;
     sn->paths = NULL;
-    sn->seq = 0;
+    sn->taking = 0;
 }
 
 
@@ -801,7 +785,6 @@ ngx_http_malloc_schedule_merged(void *data)
 {
     ngx_http_malloc_snap_t *sn = data;
 
-    sn->merging = 0;
 
     if (sn->rc == NGX_HTTP_MALLOC_PIPE_OK) {
         ngx_http_malloc_schedule_publish(sn->mmcf, sn->reason, sn->done,
@@ -890,7 +873,7 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
         }
 
         sn->paths = NULL;
-        sn->seq = 0;
+        sn->taking = 0;
         return;
     }
 
@@ -917,7 +900,7 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
     }
 
     sn->paths = NULL;
-    sn->seq = 0;
+    sn->taking = 0;
 }
 
 
