@@ -1,7 +1,8 @@
 
 /*
  * The admin location: a table of endpoints ({name, which, methods, write,
- * the methods that need jemalloc, body limit, handler}) and what every
+ * the methods that need jemalloc, body limit, the type and download name
+ * of the data it answers, handler}) and what every
  * request goes through before its handler: the cross-origin guard,
  * routing below the location's prefix, methods, write=on, the body, and
  * jemalloc.  Every answer, errors included, is JSON.
@@ -43,6 +44,8 @@ typedef struct {
     ngx_uint_t                     jemalloc;   /* the methods that need
                                                   jemalloc usable */
     size_t                         body_max;
+    const char                    *type;       /* of data; NULL: JSON */
+    const char                    *download;   /* a file name to save as */
     ngx_http_malloc_endpoint_pt    handler;    /* body NULL: GET, HEAD */
 } ngx_http_malloc_endpoint_t;
 
@@ -71,91 +74,108 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
     { ngx_string(""), NGX_HTTP_MALLOC_EP_INDEX,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      NULL, NULL,
       ngx_http_malloc_state },
 
     { ngx_string("prof_active"), NGX_HTTP_MALLOC_EP_PROF_ACTIVE,
       NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST, ngx_string("GET, HEAD, POST"),
       1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
+      NULL, NULL,
       ngx_http_malloc_prof_active },
 
     { ngx_string("prof_dump"), NGX_HTTP_MALLOC_EP_PROF_DUMP,
       NGX_HTTP_POST, ngx_string("POST"),
       1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
+      NULL, NULL,
       ngx_http_malloc_prof_dump },
 
     { ngx_string("heap"), NGX_HTTP_MALLOC_EP_HEAP,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      "text/plain", "nginx.heap",
       ngx_http_malloc_profile },
 
     { ngx_string("pprof/heap"), NGX_HTTP_MALLOC_EP_PPROF_HEAP,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      "text/plain", NULL,
       ngx_http_malloc_profile },
 
     { ngx_string("pprof/heap.pb.gz"), NGX_HTTP_MALLOC_EP_PPROF_PROTO,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      "application/octet-stream", "nginx-heap.pb.gz",
       ngx_http_malloc_profile },
 
     /* jeprof posts every address of a profile at once */
     { ngx_string("pprof/symbol"), NGX_HTTP_MALLOC_EP_PPROF_SYMBOL,
       NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_POST, ngx_string("GET, HEAD, POST"),
       0, 0, NGX_HTTP_MALLOC_SYMBOL_BODY_MAX,
+      "text/plain", NULL,
       ngx_http_malloc_symbol },
 
     { ngx_string("pprof/cmdline"), NGX_HTTP_MALLOC_EP_PPROF_CMDLINE,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      "text/plain", NULL,
       ngx_http_malloc_cmdline },
 
     { ngx_string("stats"), NGX_HTTP_MALLOC_EP_STATS,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      NULL, NULL,
       ngx_http_malloc_stats },
 
     { ngx_string("metrics"), NGX_HTTP_MALLOC_EP_METRICS,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      "text/plain; version=0.0.4; charset=utf-8", NULL,
       ngx_http_malloc_metrics },
 
     { ngx_string("prof_reset"), NGX_HTTP_MALLOC_EP_PROF_RESET,
       NGX_HTTP_POST, ngx_string("POST"),
       1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
+      NULL, NULL,
       ngx_http_malloc_prof_reset },
 
     { ngx_string("purge"), NGX_HTTP_MALLOC_EP_PURGE,
       NGX_HTTP_POST, ngx_string("POST"),
       1, NGX_HTTP_POST, NGX_HTTP_MALLOC_BODY_MAX,
+      NULL, NULL,
       ngx_http_malloc_purge },
 
     { ngx_string("snapshots"), NGX_HTTP_MALLOC_EP_SNAPSHOTS,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      NULL, NULL,
       ngx_http_malloc_snapshot_index },
 
     { ngx_string("snapshots/"), NGX_HTTP_MALLOC_EP_SNAPSHOT_FILE,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      NULL, NULL,
       ngx_http_malloc_snapshot_file },
 
     /* the heap viewer's form of a profile */
     { ngx_string("pprof/heap.json"), NGX_HTTP_MALLOC_EP_PPROF_FOLDED,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
+      "application/json", NULL,
       ngx_http_malloc_profile },
 
     { ngx_string("ui"), NGX_HTTP_MALLOC_EP_UI,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      NULL, NULL,
       ngx_http_malloc_ui },
 
     { ngx_string("ui/"), NGX_HTTP_MALLOC_EP_UI_FILE,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, 0, 0,
+      NULL, NULL,
       ngx_http_malloc_ui },
 
-    { ngx_null_string, 0, 0, ngx_null_string, 0, 0, 0, NULL }
+    { ngx_null_string, 0, 0, ngx_null_string, 0, 0, 0, NULL, NULL, NULL }
 };
 
 
@@ -200,6 +220,8 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 
     ctx->endpoint = e->ep;
     ctx->row = i;
+    ctx->type = e->type;
+    ctx->download = e->download;
     ctx->rest.data = ep.data + e->name.len;
     ctx->rest.len = ep.len - e->name.len;
     ngx_http_set_ctx(r, ctx, ngx_http_malloc_module);

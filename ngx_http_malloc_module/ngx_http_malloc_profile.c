@@ -1059,7 +1059,7 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
     }
 
     if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
-        return ngx_http_malloc_send_data(r, "text/plain", NULL,
+        return ngx_http_malloc_send_data(r, ctx->type, NULL,
                                          pf->pipe.out.data,
                                          pf->pipe.out.len);
     }
@@ -1075,29 +1075,8 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
         return NGX_DONE;
     }
 
-    switch (ctx->endpoint) {
-
-    case NGX_HTTP_MALLOC_EP_HEAP:
-        return ngx_http_malloc_send_data(r, "text/plain", "nginx.heap",
-                                         pf->pipe.out.data,
-                                         pf->pipe.out.len);
-
-    case NGX_HTTP_MALLOC_EP_PPROF_HEAP:
-        return ngx_http_malloc_send_data(r, "text/plain", NULL,
-                                         pf->pipe.out.data,
-                                         pf->pipe.out.len);
-
-    case NGX_HTTP_MALLOC_EP_PPROF_FOLDED:
-        return ngx_http_malloc_send_data(r, "application/json", NULL,
-                                         pf->pipe.out.data,
-                                         pf->pipe.out.len);
-
-    default: /* NGX_HTTP_MALLOC_EP_PPROF_PROTO */
-        return ngx_http_malloc_send_data(r, "application/octet-stream",
-                                         "nginx-heap.pb.gz",
-                                         pf->pipe.out.data,
-                                         pf->pipe.out.len);
-    }
+    return ngx_http_malloc_send_data(r, ctx->type, ctx->download,
+                                     pf->pipe.out.data, pf->pipe.out.len);
 }
 
 
@@ -1129,7 +1108,7 @@ ngx_http_malloc_symbol(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     ngx_http_malloc_profile_t  *pf;
 
     if (body == NULL) {
-        return ngx_http_malloc_send_data(r, "text/plain", NULL,
+        return ngx_http_malloc_send_data(r, ctx->type, NULL,
                                          (u_char *) "num_symbols: 1\n",
                                          sizeof("num_symbols: 1\n") - 1);
     }
@@ -1171,7 +1150,7 @@ ngx_http_malloc_cmdline(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     p[n++] = '\n';
 
-    return ngx_http_malloc_send_data(r, "text/plain", NULL, p, n);
+    return ngx_http_malloc_send_data(r, ctx->type, NULL, p, n);
 }
 
 

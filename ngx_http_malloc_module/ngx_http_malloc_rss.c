@@ -44,6 +44,8 @@ typedef enum {
 
 
 static uint64_t ngx_http_malloc_rss_add(uint64_t a, uint64_t b);
+static size_t ngx_http_malloc_rss_rank(ngx_http_malloc_rss_grew_t *grew,
+    size_t n, const ngx_http_malloc_rss_grew_t *c);
 static void ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p,
     const char *s, size_t len);
 static int ngx_http_malloc_rss_header(ngx_http_malloc_rss_parser_t *p,
@@ -490,13 +492,43 @@ ngx_http_malloc_rss_part(const ngx_http_malloc_rss_t *rss, int part)
 }
 
 
+/* "c" inserted into the "n" biggest growths, kept in order: the new n */
+
+static size_t
+ngx_http_malloc_rss_rank(ngx_http_malloc_rss_grew_t *grew, size_t n,
+    const ngx_http_malloc_rss_grew_t *c)
+{
+    size_t  i, j;
+
+    for (i = 0; i < n && grew[i].bytes >= c->bytes; i++) {
+        /* void */
+    }
+
+    if (i == NGX_HTTP_MALLOC_RSS_GREW) {
+        return n;
+    }
+
+    if (n < NGX_HTTP_MALLOC_RSS_GREW) {
+        n++;
+    }
+
+    for (j = n - 1; j > i; j--) {
+        grew[j] = grew[j - 1];
+    }
+
+    grew[i] = *c;
+
+    return n;
+}
+
+
 size_t
 ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
     const ngx_http_malloc_rss_t *to, int zones,
     ngx_http_malloc_rss_grew_t *grew)
 {
     int                         part;
-    size_t                      n, i, j;
+    size_t                      n;
     uint32_t                    z, nzones;
     uint64_t                    growth, before, after, a, b;
     ngx_http_malloc_rss_grew_t  c;
@@ -544,26 +576,7 @@ ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
             }
 
             c.bytes = b - a;
-
-            /* insertion into the few biggest, kept in order */
-
-            for (i = 0; i < n && grew[i].bytes >= c.bytes; i++) {
-                /* void */
-            }
-
-            if (i == NGX_HTTP_MALLOC_RSS_GREW) {
-                continue;
-            }
-
-            if (n < NGX_HTTP_MALLOC_RSS_GREW) {
-                n++;
-            }
-
-            for (j = n - 1; j > i; j--) {
-                grew[j] = grew[j - 1];
-            }
-
-            grew[i] = c;
+            n = ngx_http_malloc_rss_rank(grew, n, &c);
         }
     }
 

@@ -333,9 +333,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     p = ngx_http_malloc_stats_rss(p, last, w, n, mmcf);
     p = ngx_http_malloc_stats_master(p, last, mmcf);
 
-    return ngx_http_malloc_send_data(r,
-                                     "text/plain; version=0.0.4; "
-                                     "charset=utf-8", NULL, buf, p - buf);
+    return ngx_http_malloc_send_data(r, ctx->type, NULL, buf, p - buf);
 }
 
 

@@ -55,13 +55,15 @@ struct ngx_http_malloc_collect_s {
 };
 
 
-/* written by handler.c (endpoint, row, rest), wait.c, and the endpoint */
+/* written by handler.c (endpoint to download), wait.c, and the endpoint */
 struct ngx_http_malloc_ctx_s {
     ngx_http_request_t            *request;     /* wait.c */
     ngx_uint_t                     endpoint;    /* ngx_http_malloc_ep_e */
     ngx_uint_t                     row;         /* in the handler's table */
     ngx_str_t                      rest;        /* of the URI after the
                                                    endpoint's name */
+    const char                    *type;        /* of the data answered */
+    const char                    *download;    /* its file name, or NULL */
     ngx_http_malloc_cmd_t          cmd;         /* the endpoint's */
     ngx_http_malloc_collect_t      co;          /* wait.c's */
     ngx_http_malloc_answered_pt    answered;    /* the endpoint's */
