@@ -57,7 +57,7 @@ static ngx_int_t ngx_http_malloc_route(ngx_http_request_t *r,
 static ngx_int_t ngx_http_malloc_refuse(ngx_http_request_t *r,
     ngx_uint_t i, ngx_str_t *ep, ngx_uint_t trusted);
 static ngx_int_t ngx_http_malloc_guard(ngx_http_request_t *r,
-    ngx_uint_t *trusted);
+    ngx_uint_t *trusted, ngx_int_t *sent);
 static ngx_http_malloc_header_t ngx_http_malloc_header(ngx_http_request_t *r,
     const char *name, size_t len);
 static ngx_int_t ngx_http_malloc_preflight(ngx_http_request_t *r,
@@ -193,8 +193,7 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
 
     /* before anything is routed, read or done */
 
-    rc = ngx_http_malloc_guard(r, &trusted);
-    if (rc != NGX_DECLINED) {
+    if (ngx_http_malloc_guard(r, &trusted, &rc) != NGX_OK) {
         return rc;
     }
 
@@ -393,11 +392,13 @@ ngx_http_malloc_refuse(ngx_http_request_t *r, ngx_uint_t i, ngx_str_t *ep,
 /*
  * Refuses requests that a web page of another origin made the browser
  * send (see ngx_http_malloc_origin.c); lets the trusted origins read the
- * answers.  NGX_DECLINED: go on.
+ * answers.  NGX_OK to go on; else the request is answered and *sent is
+ * what to return.
  */
 
 static ngx_int_t
-ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
+ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted,
+    ngx_int_t *sent)
 {
     ngx_int_t                    rc;
     ngx_str_t                    value;
@@ -438,8 +439,10 @@ ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
     rc = ngx_http_malloc_origin_check(site, origin, host, scheme,
                                       mlcf->trusted, err);
 
+    *sent = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
     if (rc == NGX_HTTP_MALLOC_ORIGIN_OK) {
-        return NGX_DECLINED;
+        return NGX_OK;
     }
 
     if (rc == NGX_HTTP_MALLOC_ORIGIN_TRUSTED) {
@@ -452,16 +455,16 @@ ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
                                        &value)
             != NGX_OK)
         {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return NGX_ERROR;
         }
 
         ngx_str_set(&value, "Origin");
 
         if (ngx_http_malloc_add_header(r, "Vary", &value) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            return NGX_ERROR;
         }
 
-        return NGX_DECLINED;
+        return NGX_OK;
     }
 
     ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
@@ -469,12 +472,14 @@ ngx_http_malloc_guard(ngx_http_request_t *r, ngx_uint_t *trusted)
 
     rc = ngx_http_discard_request_body(r);
     if (rc != NGX_OK) {
-        return rc;
+        *sent = rc;
+        return NGX_DECLINED;
     }
 
-    return ngx_http_malloc_error(r, NGX_HTTP_FORBIDDEN, "cross_origin",
-                                 "%s (see malloc_trusted_origin in "
-                                 "docs/directives.md)", err);
+    *sent = ngx_http_malloc_error(r, NGX_HTTP_FORBIDDEN, "cross_origin",
+                                  "%s (see malloc_trusted_origin in "
+                                  "docs/directives.md)", err);
+    return NGX_DECLINED;
 }
 
 
