@@ -13,36 +13,12 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use File::Copy qw(copy);
-use IO::Socket::INET;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use MallocTest qw(json_decode poll_until);
 
 my $t = MallocTest->new(workers => 1)->start;
 my $dir = $t->dump_dir;
-
-sub send_req {
-    my ($method, $path, $body) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                  PeerPort => $t->port, Timeout => 5)
-        or die "connect: $!";
-    $body //= '';
-    print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
-        . "Content-Length: " . length($body) . "\r\n\r\n$body";
-    $s->flush;
-    return $s;
-}
-
-sub read_resp {
-    my ($s) = @_;
-    local $/;
-    my $text = <$s> // '';
-    close $s;
-    my ($head, $body) = split /\r\n\r\n/, $text, 2;
-    my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
-    return { status => $status // 599, head => $head // '',
-             content => $body // '', json => json_decode($body // '') };
-}
 
 sub busy {
     my ($r) = @_;
@@ -66,10 +42,10 @@ diag sprintf 'the snapshot: %.1f MB', (-s "$dir/$snap") / 1e6;
 
 # six builds of it at once, and a prof_dump in the middle
 
-my @r = map { send_req('GET', "/malloc/pprof/heap.json?snapshot=$snap") }
+my @r = map { $t->send('GET', "/malloc/pprof/heap.json?snapshot=$snap") }
             1 .. 6;
 sleep 0.2;
-my $dump = read_resp(send_req('POST', '/malloc/prof_dump', '"beside.heap"'));
+my $dump = $t->response($t->send('POST', '/malloc/prof_dump', '"beside.heap"'));
 is($dump->{status}, 200, 'prof_dump beside six builds: 200')
     or diag explain $dump->{json};
 ok(!grep({ exists $_->{error} } @{$dump->{json}{workers} // []}),
@@ -78,7 +54,7 @@ ok(glob("$dir/beside*.heap"), 'prof_dump: the file is on disk');
 
 my (%n, @other);
 for my $s (@r) {
-    my $r = read_resp($s);
+    my $r = $t->response($s);
     if ($r->{status} == 200 && $r->{json} && $r->{json}{stacks}) {
         $n{ok}++;
     } elsif (busy($r)) {
@@ -98,14 +74,14 @@ is($t->get("/malloc/pprof/heap.json?snapshot=$snap")->{status}, 200,
 
 # growth windows: four at once, the fifth refused at once
 
-my @w = map { send_req('GET', '/malloc/pprof/heap.pb.gz?seconds=2') } 1 .. 4;
+my @w = map { $t->send('GET', '/malloc/pprof/heap.pb.gz?seconds=2') } 1 .. 4;
 sleep 0.5;
 my $start = time;
-my $fifth = read_resp(send_req('GET', '/malloc/pprof/heap.pb.gz?seconds=2'));
+my $fifth = $t->response($t->send('GET', '/malloc/pprof/heap.pb.gz?seconds=2'));
 ok(busy($fifth), 'a fifth growth window: 503 busy')
     or diag "$fifth->{status} $fifth->{content}";
 ok(time - $start < 1.5, 'refused at once, not after its window');
-is(scalar(grep { read_resp($_)->{status} == 200 } @w), 4,
+is(scalar(grep { $t->response($_)->{status} == 200 } @w), 4,
    'the four windows answered');
 is($t->get('/malloc/pprof/heap.pb.gz?seconds=1')->{status}, 200,
    'a window after them');
@@ -113,7 +89,7 @@ is($t->get('/malloc/pprof/heap.pb.gz?seconds=1')->{status}, 200,
 # the bound is per worker and lets nothing leak: many refusals later, the
 # worker still admits four
 
-my @more = map { read_resp(send_req('GET', '/malloc/pprof/heap.pb.gz')) }
+my @more = map { $t->response($t->send('GET', '/malloc/pprof/heap.pb.gz')) }
                1 .. 20;
 is(scalar(grep { $_->{status} == 200 } @more), 20,
    'one at a time, every profile is served');

@@ -14,7 +14,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use IO::Socket::INET;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use MallocTest qw(json_decode poll_until);
@@ -28,41 +27,6 @@ my $dir = $t->dump_dir;
 
 is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
 
-# a request sent on a connection of its own
-sub send_req {
-    my ($method, $path, $body) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                  PeerPort => $t->port, Timeout => 5)
-        or return undef;
-    $body //= '';
-    print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
-        . "Content-Length: " . length($body) . "\r\n\r\n$body";
-    $s->flush;
-    return $s;
-}
-
-# status, headers and body once the server closes
-sub read_resp {
-    my ($s) = @_;
-    return { status => 599 } unless $s;
-    my $text = '';
-    my $rin = '';
-    vec($rin, fileno($s), 1) = 1;
-    my $end = time() + 30;
-    while (time() < $end) {
-        my $rout = $rin;
-        last unless select($rout, undef, undef, $end - time());
-        my $n = sysread($s, my $chunk, 65536);
-        last unless $n;
-        $text .= $chunk;
-    }
-    close $s;
-    my ($head, $content) = split /\r\n\r\n/, $text, 2;
-    my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
-    return { status => $status // 599, head => $head // '',
-             content => $content // '', json => json_decode($content // '') };
-}
-
 # every worker's answer of a write, without an error
 sub all_ok {
     my ($r) = @_;
@@ -74,23 +38,23 @@ sub all_ok {
 my (%reads, @bad);
 
 for my $round (1 .. 3) {
-    my @r = map { send_req('GET', '/ro/pprof/heap.pb.gz') } 1 .. $READS / 2;
-    my $purge = send_req('POST', '/malloc/purge');
-    my $dump = send_req('POST', '/malloc/prof_dump', "\"burst$round-%p.heap\"");
-    push @r, map { send_req('GET', '/ro/pprof/heap.pb.gz') } 1 .. $READS / 2;
-    my $reset = send_req('POST', '/malloc/prof_reset');
+    my @r = map { $t->send('GET', '/ro/pprof/heap.pb.gz') } 1 .. $READS / 2;
+    my $purge = $t->send('POST', '/malloc/purge');
+    my $dump = $t->send('POST', '/malloc/prof_dump', "\"burst$round-%p.heap\"");
+    push @r, map { $t->send('GET', '/ro/pprof/heap.pb.gz') } 1 .. $READS / 2;
+    my $reset = $t->send('POST', '/malloc/prof_reset');
 
     for my $w ([purge => $purge], [prof_dump => $dump],
                [prof_reset => $reset])
     {
-        my $r = read_resp($w->[1]);
+        my $r = $t->response($w->[1]);
         ok($r->{status} == 200 && all_ok($r),
            "round $round: $w->[0] answered by every worker")
             or diag explain $r->{json} // $r->{content};
     }
 
     for my $s (@r) {
-        my $r = read_resp($s);
+        my $r = $t->response($s);
         if ($r->{status} == 200 && $r->{content} =~ /^\x1f\x8b/) {
             $reads{ok}++;
         } elsif ($r->{status} == 503 && ($r->{json}{error}{code} // '') eq

@@ -11,7 +11,6 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use IO::Socket::INET;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use MallocTest qw(json_decode poll_until);
@@ -27,26 +26,6 @@ sub big_heap {
        'the worker holds 60000 stacks');
     is($t->post('/malloc/prof_active', 'false')->{status}, 200,
        'profiling off');
-}
-
-sub send_req {
-    my ($t, $path) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-                                  PeerPort => $t->port, Timeout => 5)
-        or die "connect: $!";
-    print $s "GET $path HTTP/1.0\r\nHost: localhost\r\n\r\n";
-    $s->flush;
-    return $s;
-}
-
-sub read_resp {
-    my ($s) = @_;
-    local $/;
-    my $text = <$s> // '';
-    close $s;
-    my ($head, $body) = split /\r\n\r\n/, $text, 2;
-    my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
-    return { status => $status // 599, content => $body // '' };
 }
 
 # the workers' hidden dumps of the profile are written: the poster
@@ -70,7 +49,7 @@ for my $how ('reload', 'quit') {
     big_heap($t);
     my ($old) = $t->worker_pids;
 
-    my $s = send_req($t, '/malloc/pprof/heap.pb.gz');
+    my $s = $t->send('GET', '/malloc/pprof/heap.pb.gz');
     ok(in_build($t), "$how: the profile is being built");
 
     if ($how eq 'reload') {
@@ -80,7 +59,7 @@ for my $how ('reload', 'quit') {
         is($rc, 0, 'quit sent') or diag $out;
     }
 
-    my $r = read_resp($s);
+    my $r = $t->response($s);
     is($r->{status}, 200, "$how: the profile is answered");
     like($r->{content}, qr/^\x1f\x8b/, "$how: and it is the gzipped profile");
 

@@ -357,6 +357,20 @@ sub http_from {
     return $self->response($s, $timeout);
 }
 
+# a request sent on a connection of its own, the connection returned (for
+# many at once); response() reads the answer
+sub send {
+    my ($self, $method, $path, $body) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                  PeerPort => $self->{port}, Timeout => 5)
+        or return undef;
+    $body //= '';
+    print $s "$method $path HTTP/1.0\r\nHost: localhost\r\n"
+        . "Content-Length: " . length($body) . "\r\n\r\n$body";
+    $s->flush;
+    return $s;
+}
+
 # the first half of http_from: the request sent, its connection returned
 sub send_from {
     my ($self, $lport, $method, $path, $body) = @_;
@@ -371,6 +385,7 @@ sub send_from {
 # the second half: the response read until the server closes
 sub response {
     my ($self, $s, $timeout) = @_;
+    return { status => 599, head => '', content => '' } unless $s;
     my $text = '';
     my $rin = '';
     vec($rin, fileno($s), 1) = 1;
@@ -385,8 +400,8 @@ sub response {
     close $s;
     my ($head, $content) = split /\r\n\r\n/, $text, 2;
     my ($status) = ($head // '') =~ m{^HTTP/1\.\d (\d+)};
-    return { status => $status // 599, content => $content,
-             json => json_decode($content // '') };
+    return { status => $status // 599, head => $head // '',
+             content => $content, json => json_decode($content // '') };
 }
 
 # A connection from a chosen local port.  The port may still be taken by
