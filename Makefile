@@ -18,12 +18,12 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
-	             origin.c folded.c pipeline.c rss.c)
+	             origin.c folded.c pipeline.c rss.c demangle.c)
 CORE_LIBS := -ljansson -lz -lm
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
-	             folded pipeline rss)
+	             folded pipeline rss demangle)
 FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
-	             origin rss)
+	             origin rss demangle)
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
