@@ -137,11 +137,13 @@ bench-deps:
 # no sanitizers: it measures the symbolizer
 $(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
+	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_symbol.c \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
+	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
 
 $(BUILD)/bench_rss: bench/bench_rss.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_rss.c

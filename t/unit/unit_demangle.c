@@ -16,6 +16,7 @@
 
 #include "tap.h"
 #include "ngx_http_malloc_demangle.h"
+#include "ngx_http_malloc_symbol.h"
 
 
 #define BUF_LEN  4096
@@ -30,6 +31,7 @@ static void test_rust_v0(void);
 static void test_refused(void);
 static void test_sizes(void);
 static void test_bulk(const char *argv0);
+static void test_process(void);
 
 
 static size_t
@@ -361,6 +363,37 @@ test_bulk(const char *argv0)
 }
 
 
+/* the process's demangler: libstdc++'s when loaded, else ours */
+
+static void
+test_process(void)
+{
+    char                         buf[BUF_LEN];
+    ngx_http_malloc_demangle_pt  dm;
+
+    dm = ngx_http_malloc_symbols_demangle;
+
+    dm("_ZN11modsecurity15RuleWithActions8evaluateEPNS_11TransactionE", buf,
+       sizeof(buf));
+    is_str(buf, "modsecurity::RuleWithActions::evaluate(modsecurity::"
+           "Transaction*)", "the process's: a C++ name");
+
+    dm("_ZN4core3ptr13drop_in_place17h0123456789abcdefE", buf, sizeof(buf));
+    is_str(buf, "core::ptr::drop_in_place",
+           "the process's: a Rust legacy name without its hash");
+
+    dm("_RNvCs15kBYyAo9fc_7mycrate7example", buf, sizeof(buf));
+    is_str(buf, "mycrate::example", "the process's: a Rust v0 name");
+
+    is_int(dm("ngx_http_init_connection", buf, sizeof(buf)), 0,
+           "the process's: a C name stays");
+    is_int(dm("i", buf, sizeof(buf)), 0,
+           "the process's: a type code is not a symbol");
+    is_int(dm("_ZN11modsecurity15RuleWithActions8evaluateEPNS_11TransactionE",
+              buf, 8), 0, "the process's: too long for buf");
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -372,6 +405,7 @@ main(int argc, char **argv)
     test_refused();
     test_sizes();
     test_bulk(argv[0]);
+    test_process();
 
     return done_testing();
 }
