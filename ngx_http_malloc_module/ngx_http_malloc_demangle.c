@@ -1406,6 +1406,12 @@ ngx_http_malloc_dm_targs(ngx_http_malloc_dm_t *dm, int record)
     ngx_http_malloc_dm_text_t  name;
     ngx_http_malloc_dm_text_t  list[NGX_HTTP_MALLOC_DM_ARGS];
 
+    /* a substitution just added may have failed: the 'I' is gone */
+
+    if (dm->failed) {
+        return;
+    }
+
     /* A<int>'s constructors are called A, not int */
 
     name = dm->last;

@@ -32,6 +32,7 @@ static void test_refused(void);
 static void test_sizes(void);
 static void test_bulk(const char *argv0);
 static void test_process(void);
+static void test_full(void);
 
 
 static size_t
@@ -363,6 +364,33 @@ test_bulk(const char *argv0)
 }
 
 
+/*
+ * 256 substitutions fill the table; the next one fails just before a
+ * template argument list (found by fuzz_demangle: the list was then read
+ * past the symbol's end)
+ */
+
+static void
+test_full(void)
+{
+    char    sym[512];
+    size_t  i, n;
+
+    n = 0;
+    memcpy(sym, "_Z1f", 4);
+    n += 4;
+
+    for (i = 0; i < 128; i++) {
+        memcpy(sym + n, "P1a", 3);
+        n += 3;
+    }
+
+    memcpy(sym + n, "1bIiE", sizeof("1bIiE"));
+
+    refuse("a full substitution table before template arguments", sym);
+}
+
+
 /* the process's demangler: libstdc++'s when loaded, else ours */
 
 static void
@@ -406,6 +434,7 @@ main(int argc, char **argv)
     test_sizes();
     test_bulk(argv[0]);
     test_process();
+    test_full();
 
     return done_testing();
 }
