@@ -65,7 +65,7 @@ static char *ngx_http_malloc_test_cxx(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_malloc_test_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_test_cxx_handler(ngx_http_request_t *r);
-static ngx_int_t ngx_http_malloc_test_serve(ngx_http_request_t *r,
+static ngx_inline ngx_int_t ngx_http_malloc_test_serve(ngx_http_request_t *r,
     void *(*hold)(size_t size));
 static void ngx_http_malloc_test_stacks(ngx_int_t n, size_t size);
 static void *ngx_http_malloc_test_tree(ngx_uint_t path, ngx_uint_t depth,
@@ -347,9 +347,12 @@ ngx_http_malloc_test_cxx_handler(ngx_http_request_t *r)
 }
 
 
-/* ?mb=N holds its blocks through hold(): C, or C++ for /t/cxx */
+/*
+ * ?mb=N holds its blocks through hold(): C, or C++ for /t/cxx.  Always
+ * inlined: t/profile.t reads hold() called by the handler itself.
+ */
 
-static ngx_int_t
+static ngx_inline __attribute__((always_inline)) ngx_int_t
 ngx_http_malloc_test_serve(ngx_http_request_t *r,
     void *(*hold)(size_t size))
 {
