@@ -113,6 +113,8 @@ static void ngx_http_malloc_dm_move(ngx_http_malloc_dm_text_t *t, size_t a,
     size_t m, size_t b);
 static int ngx_http_malloc_dm_number(ngx_http_malloc_dm_t *dm, size_t *n);
 static void ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm);
+static void ngx_http_malloc_dm_thunk(ngx_http_malloc_dm_t *dm, char c);
+static int ngx_http_malloc_dm_offset(ngx_http_malloc_dm_t *dm);
 static void ngx_http_malloc_dm_encoding(ngx_http_malloc_dm_t *dm, char end);
 static void ngx_http_malloc_dm_params(ngx_http_malloc_dm_t *dm, char end);
 static void ngx_http_malloc_dm_quals(ngx_http_malloc_dm_t *dm,
@@ -139,13 +141,27 @@ static void ngx_http_malloc_dm_targs(ngx_http_malloc_dm_t *dm, int record);
 static void ngx_http_malloc_dm_targ(ngx_http_malloc_dm_t *dm,
     ngx_http_malloc_dm_text_t *t);
 static void ngx_http_malloc_dm_literal(ngx_http_malloc_dm_t *dm);
+static void ngx_http_malloc_dm_integer(ngx_http_malloc_dm_t *dm, char c,
+    const char *digits, size_t n);
 static const char *ngx_http_malloc_dm_builtin(ngx_http_malloc_dm_t *dm);
 static void ngx_http_malloc_dm_type(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t);
+static void ngx_http_malloc_dm_compound(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t);
+static void ngx_http_malloc_dm_qualified(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t);
+static void ngx_http_malloc_dm_pointer(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t);
+static void ngx_http_malloc_dm_recalled(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t);
+static void ngx_http_malloc_dm_class(ngx_http_malloc_dm_t *dm,
     ngx_http_malloc_dm_text_t *t);
 static void ngx_http_malloc_dm_clones(ngx_http_malloc_dm_t *dm);
 static int ngx_http_malloc_dm_is_legacy(const char *sym);
 static void ngx_http_malloc_dm_legacy(ngx_http_malloc_dm_t *dm);
 static void ngx_http_malloc_dm_legacy_part(ngx_http_malloc_dm_t *dm,
+    const char *s, size_t n);
+static void ngx_http_malloc_dm_legacy_escape(ngx_http_malloc_dm_t *dm,
     const char *s, size_t n);
 static int ngx_http_malloc_dm_v0_b62(ngx_http_malloc_dm_t *dm,
     uint64_t *v);
@@ -159,7 +175,15 @@ static void ngx_http_malloc_dm_v0_nested(ngx_http_malloc_dm_t *dm,
 static void ngx_http_malloc_dm_v0_impl(ngx_http_malloc_dm_t *dm, char tag);
 static void ngx_http_malloc_dm_v0_arg(ngx_http_malloc_dm_t *dm);
 static void ngx_http_malloc_dm_v0_type(ngx_http_malloc_dm_t *dm);
+static unsigned ngx_http_malloc_dm_v0_list(ngx_http_malloc_dm_t *dm,
+    void (*item)(ngx_http_malloc_dm_t *dm));
+static void ngx_http_malloc_dm_v0_tuple(ngx_http_malloc_dm_t *dm);
+static void ngx_http_malloc_dm_v0_ref(ngx_http_malloc_dm_t *dm);
 static void ngx_http_malloc_dm_v0_const(ngx_http_malloc_dm_t *dm);
+static int ngx_http_malloc_dm_v0_hex(ngx_http_malloc_dm_t *dm,
+    uint64_t *v);
+static void ngx_http_malloc_dm_v0_value(ngx_http_malloc_dm_t *dm, char c,
+    int neg, uint64_t v);
 static void ngx_http_malloc_dm_v0_backref(ngx_http_malloc_dm_t *dm,
     int what, int in_value);
 static void ngx_http_malloc_dm_decimal(ngx_http_malloc_dm_t *dm,
@@ -595,7 +619,6 @@ static void
 ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm)
 {
     char                       c;
-    size_t                     n;
     ngx_http_malloc_dm_text_t  t;
     ngx_http_malloc_dm_name_t  info;
 
@@ -652,6 +675,20 @@ ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm)
         ngx_http_malloc_dm_name(dm, &info);
         return;
 
+    default:
+        ngx_http_malloc_dm_thunk(dm, c);
+        return;
+    }
+}
+
+
+/* c++filt names the function a thunk calls, not the offsets it adds */
+
+static void
+ngx_http_malloc_dm_thunk(ngx_http_malloc_dm_t *dm, char c)
+{
+    switch (c) {
+
     case 'h':
         ngx_http_malloc_dm_puts(dm, "non-virtual thunk to ");
         break;
@@ -659,12 +696,7 @@ ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm)
     case 'v':
         ngx_http_malloc_dm_puts(dm, "virtual thunk to ");
 
-        if (*dm->p == 'n') {
-            dm->p++;
-        }
-
-        if (ngx_http_malloc_dm_number(dm, &n) != 0 || *dm->p++ != '_') {
-            ngx_http_malloc_dm_fail(dm);
+        if (ngx_http_malloc_dm_offset(dm) != 0) {
             return;
         }
 
@@ -675,7 +707,22 @@ ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm)
         return;
     }
 
-    /* the offset of a thunk */
+    /* h: its only offset; v: its second one, the virtual offset */
+
+    if (ngx_http_malloc_dm_offset(dm) != 0) {
+        return;
+    }
+
+    ngx_http_malloc_dm_encoding(dm, '\0');
+}
+
+
+/* an offset, "n" for a negative one, ended by "_" */
+
+static int
+ngx_http_malloc_dm_offset(ngx_http_malloc_dm_t *dm)
+{
+    size_t  n;
 
     if (*dm->p == 'n') {
         dm->p++;
@@ -683,10 +730,10 @@ ngx_http_malloc_dm_special(ngx_http_malloc_dm_t *dm)
 
     if (ngx_http_malloc_dm_number(dm, &n) != 0 || *dm->p++ != '_') {
         ngx_http_malloc_dm_fail(dm);
-        return;
+        return -1;
     }
 
-    ngx_http_malloc_dm_encoding(dm, '\0');
+    return 0;
 }
 
 
@@ -1527,7 +1574,7 @@ ngx_http_malloc_dm_literal(ngx_http_malloc_dm_t *dm)
 {
     char         c;
     size_t       n;
-    const char  *digits, *suffix;
+    const char  *digits;
 
     dm->p++;
     c = *dm->p;
@@ -1562,11 +1609,7 @@ ngx_http_malloc_dm_literal(ngx_http_malloc_dm_t *dm)
 
     dm->p += n + 1;
 
-    suffix = NULL;
-
-    switch (c) {
-
-    case 'b':
+    if (c == 'b') {
         if (n == 1 && (digits[0] == '0' || digits[0] == '1')) {
             ngx_http_malloc_dm_puts(dm, digits[0] == '1' ? "true"
                                                          : "false");
@@ -1575,6 +1618,26 @@ ngx_http_malloc_dm_literal(ngx_http_malloc_dm_t *dm)
 
         ngx_http_malloc_dm_fail(dm);
         return;
+    }
+
+    ngx_http_malloc_dm_integer(dm, c, digits, n);
+}
+
+
+/*
+ * The types with a literal suffix get it, the others a cast: there is
+ * no suffix for a char, a short or a wchar_t.
+ */
+
+static void
+ngx_http_malloc_dm_integer(ngx_http_malloc_dm_t *dm, char c,
+    const char *digits, size_t n)
+{
+    const char  *suffix;
+
+    suffix = NULL;
+
+    switch (c) {
 
     case 'i':
         suffix = "";
@@ -1702,13 +1765,9 @@ static void
 ngx_http_malloc_dm_type(ngx_http_malloc_dm_t *dm,
     ngx_http_malloc_dm_text_t *t)
 {
-    int                        record;
-    char                       c;
-    size_t                     start;
-    unsigned                   quals;
-    const char                *name;
-    ngx_http_malloc_dm_text_t  in;
-    ngx_http_malloc_dm_name_t  info;
+    int          record;
+    size_t       start;
+    const char  *name;
 
     start = dm->len;
 
@@ -1731,130 +1790,10 @@ ngx_http_malloc_dm_type(ngx_http_malloc_dm_t *dm,
 
     if (name != NULL) {
         ngx_http_malloc_dm_puts(dm, name);
-        goto done;
+
+    } else {
+        ngx_http_malloc_dm_compound(dm, t);
     }
-
-    c = *dm->p;
-
-    switch (c) {
-
-    case 'r':
-    case 'V':
-    case 'K':
-        quals = ngx_http_malloc_dm_cv(dm);
-        ngx_http_malloc_dm_type(dm, &in);
-
-        /* c++filt does not repeat a const that T_ holds: refused */
-
-        if (in.ref || in.cv) {
-            ngx_http_malloc_dm_fail(dm);
-            break;
-        }
-
-        ngx_http_malloc_dm_quals(dm, quals);
-        t->cv = 1;
-        ngx_http_malloc_dm_add(dm, start, 0, 1);
-        break;
-
-    case 'P':
-        dm->p++;
-        ngx_http_malloc_dm_type(dm, &in);
-
-        if (in.ref) {
-            ngx_http_malloc_dm_fail(dm);
-            break;
-        }
-
-        ngx_http_malloc_dm_put(dm, "*", 1);
-        ngx_http_malloc_dm_add(dm, start, 0, 0);
-        break;
-
-    case 'R':
-    case 'O':
-
-        /* reference collapsing: T& of T = int&& is int& */
-
-        dm->p++;
-        ngx_http_malloc_dm_type(dm, &in);
-
-        if (in.ref == 0) {
-            t->ref = (c == 'R') ? 1 : 2;
-            ngx_http_malloc_dm_puts(dm, c == 'R' ? "&" : "&&");
-
-        } else if (in.ref == 2 && c == 'R') {
-            dm->len--;
-            t->ref = 1;
-
-        } else {
-            t->ref = in.ref;
-        }
-
-        ngx_http_malloc_dm_add(dm, start, t->ref, 0);
-        break;
-
-    case 'S':
-        if (dm->p[1] == 't') {
-            memset(&info, 0, sizeof(info));
-            ngx_http_malloc_dm_name(dm, &info);
-            ngx_http_malloc_dm_add(dm, start, 0, 0);
-            break;
-        }
-
-        ngx_http_malloc_dm_subst(dm, &in);
-        t->ref = in.ref;
-        t->cv = in.cv;
-
-        if (*dm->p == 'I') {
-            ngx_http_malloc_dm_targs(dm, 0);
-            t->ref = 0;
-            t->cv = 0;
-            ngx_http_malloc_dm_add(dm, start, 0, 0);
-        }
-
-        break;
-
-    case 'T':
-        ngx_http_malloc_dm_tparam(dm, &in);
-        t->ref = in.ref;
-        t->cv = in.cv;
-        ngx_http_malloc_dm_add(dm, start, in.ref, in.cv);
-
-        if (*dm->p == 'I') {
-            ngx_http_malloc_dm_targs(dm, 0);
-            t->ref = 0;
-            t->cv = 0;
-            ngx_http_malloc_dm_add(dm, start, 0, 0);
-        }
-
-        break;
-
-    case 'N':
-    case 'Z':
-    case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9':
-        memset(&info, 0, sizeof(info));
-
-        if (c == 'N' || c == 'Z') {
-            ngx_http_malloc_dm_name(dm, &info);
-
-        } else {
-            ngx_http_malloc_dm_source(dm);
-
-            if (*dm->p == 'I') {
-                ngx_http_malloc_dm_add(dm, start, 0, 0);
-                ngx_http_malloc_dm_targs(dm, 0);
-            }
-        }
-
-        ngx_http_malloc_dm_add(dm, start, 0, 0);
-        break;
-
-    default:
-        ngx_http_malloc_dm_fail(dm);
-        break;
-    }
-
-done:
 
     dm->record = record;
 
@@ -1866,6 +1805,183 @@ done:
     }
 
     dm->depth--;
+}
+
+
+/* any type but a builtin one: what it is built from picks the parse */
+
+static void
+ngx_http_malloc_dm_compound(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t)
+{
+    switch (*dm->p) {
+
+    case 'r':
+    case 'V':
+    case 'K':
+        ngx_http_malloc_dm_qualified(dm, t);
+        break;
+
+    case 'P':
+    case 'R':
+    case 'O':
+        ngx_http_malloc_dm_pointer(dm, t);
+        break;
+
+    case 'S':
+
+        /* St is a name in std::, the other S's are substitutions */
+
+        if (dm->p[1] == 't') {
+            ngx_http_malloc_dm_class(dm, t);
+            break;
+        }
+
+        ngx_http_malloc_dm_recalled(dm, t);
+        break;
+
+    case 'T':
+        ngx_http_malloc_dm_recalled(dm, t);
+        break;
+
+    case 'N':
+    case 'Z':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+        ngx_http_malloc_dm_class(dm, t);
+        break;
+
+    default:
+        ngx_http_malloc_dm_fail(dm);
+        break;
+    }
+}
+
+
+static void
+ngx_http_malloc_dm_qualified(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t)
+{
+    unsigned                   quals;
+    ngx_http_malloc_dm_text_t  in;
+
+    quals = ngx_http_malloc_dm_cv(dm);
+    ngx_http_malloc_dm_type(dm, &in);
+
+    /* c++filt does not repeat a const that T_ holds: refused */
+
+    if (in.ref || in.cv) {
+        ngx_http_malloc_dm_fail(dm);
+        return;
+    }
+
+    ngx_http_malloc_dm_quals(dm, quals);
+    t->cv = 1;
+    ngx_http_malloc_dm_add(dm, t->start, 0, 1);
+}
+
+
+/* a pointer to a reference is refused, a reference to one collapses */
+
+static void
+ngx_http_malloc_dm_pointer(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t)
+{
+    char                       c;
+    ngx_http_malloc_dm_text_t  in;
+
+    c = *dm->p++;
+    ngx_http_malloc_dm_type(dm, &in);
+
+    if (c == 'P') {
+        if (in.ref) {
+            ngx_http_malloc_dm_fail(dm);
+            return;
+        }
+
+        ngx_http_malloc_dm_put(dm, "*", 1);
+        ngx_http_malloc_dm_add(dm, t->start, 0, 0);
+        return;
+    }
+
+    /* reference collapsing: T& of T = int&& is int& */
+
+    if (in.ref == 0) {
+        t->ref = (c == 'R') ? 1 : 2;
+        ngx_http_malloc_dm_puts(dm, c == 'R' ? "&" : "&&");
+
+    } else if (in.ref == 2 && c == 'R') {
+        dm->len--;
+        t->ref = 1;
+
+    } else {
+        t->ref = in.ref;
+    }
+
+    ngx_http_malloc_dm_add(dm, t->start, t->ref, 0);
+}
+
+
+/*
+ * A substitution (S_) or a template parameter (T_) as a type: it is a
+ * reference or cv-qualified as what it stands for is, until template
+ * arguments of its own make a new type of it.
+ */
+
+static void
+ngx_http_malloc_dm_recalled(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t)
+{
+    ngx_http_malloc_dm_text_t  in;
+
+    if (*dm->p == 'S') {
+        ngx_http_malloc_dm_subst(dm, &in);
+
+    } else {
+
+        /* unlike a substitution, T_ is a substitution candidate */
+
+        ngx_http_malloc_dm_tparam(dm, &in);
+        ngx_http_malloc_dm_add(dm, t->start, in.ref, in.cv);
+    }
+
+    t->ref = in.ref;
+    t->cv = in.cv;
+
+    if (*dm->p == 'I') {
+        ngx_http_malloc_dm_targs(dm, 0);
+        t->ref = 0;
+        t->cv = 0;
+        ngx_http_malloc_dm_add(dm, t->start, 0, 0);
+    }
+}
+
+
+/* a class or enum by its name: St, N, Z, or a source name */
+
+static void
+ngx_http_malloc_dm_class(ngx_http_malloc_dm_t *dm,
+    ngx_http_malloc_dm_text_t *t)
+{
+    ngx_http_malloc_dm_name_t  info;
+
+    memset(&info, 0, sizeof(info));
+
+    if (*dm->p < '0' || *dm->p > '9') {
+        ngx_http_malloc_dm_name(dm, &info);
+
+    } else {
+        ngx_http_malloc_dm_source(dm);
+
+        /* an unscoped template name is a candidate before its args */
+
+        if (*dm->p == 'I') {
+            ngx_http_malloc_dm_add(dm, t->start, 0, 0);
+            ngx_http_malloc_dm_targs(dm, 0);
+        }
+    }
+
+    ngx_http_malloc_dm_add(dm, t->start, 0, 0);
 }
 
 
@@ -2005,15 +2121,8 @@ static void
 ngx_http_malloc_dm_legacy_part(ngx_http_malloc_dm_t *dm, const char *s,
     size_t n)
 {
-    char                              c;
-    size_t                            i, j, k, v;
-    const ngx_http_malloc_dm_pair_t  *e;
-
-    static const ngx_http_malloc_dm_pair_t  escapes[] = {
-        { "SP", "@" }, { "BP", "*" }, { "RF", "&" }, { "LT", "<" },
-        { "GT", ">" }, { "LP", "(" }, { "RP", ")" }, { "C", "," },
-        { NULL, NULL }
-    };
+    char    c;
+    size_t  i, j;
 
     i = (n >= 2 && s[0] == '_' && s[1] == '$') ? 1 : 0;
 
@@ -2052,53 +2161,66 @@ ngx_http_malloc_dm_legacy_part(ngx_http_malloc_dm_t *dm, const char *s,
             return;
         }
 
-        for (e = escapes; e->code != NULL; e++) {
-            if (strlen(e->code) == j - i - 1
-                && memcmp(e->code, s + i + 1, j - i - 1) == 0)
-            {
-                break;
-            }
-        }
-
-        if (e->code != NULL) {
-            ngx_http_malloc_dm_puts(dm, e->name);
-            i = j + 1;
-            continue;
-        }
-
-        /* $u7e$: a character by its code, printable ASCII only here */
-
-        if (s[i + 1] != 'u' || j - i < 3 || j - i > 4) {
-            ngx_http_malloc_dm_fail(dm);
-            return;
-        }
-
-        v = 0;
-
-        for (k = i + 2; k < j; k++) {
-            c = s[k];
-
-            if (c >= '0' && c <= '9') {
-                v = v * 16 + (c - '0');
-
-            } else if (c >= 'a' && c <= 'f') {
-                v = v * 16 + (c - 'a' + 10);
-
-            } else {
-                ngx_http_malloc_dm_fail(dm);
-                return;
-            }
-        }
-
-        if (v < 0x20 || v > 0x7e) {
-            ngx_http_malloc_dm_fail(dm);
-            return;
-        }
-
-        c = (char) v;
-        ngx_http_malloc_dm_put(dm, &c, 1);
+        ngx_http_malloc_dm_legacy_escape(dm, s + i + 1, j - i - 1);
         i = j + 1;
     }
+}
+
+
+/* the n bytes between two '$': a character a symbol cannot hold */
+
+static void
+ngx_http_malloc_dm_legacy_escape(ngx_http_malloc_dm_t *dm, const char *s,
+    size_t n)
+{
+    char                              c;
+    size_t                            k, v;
+    const ngx_http_malloc_dm_pair_t  *e;
+
+    static const ngx_http_malloc_dm_pair_t  escapes[] = {
+        { "SP", "@" }, { "BP", "*" }, { "RF", "&" }, { "LT", "<" },
+        { "GT", ">" }, { "LP", "(" }, { "RP", ")" }, { "C", "," },
+        { NULL, NULL }
+    };
+
+    for (e = escapes; e->code != NULL; e++) {
+        if (strlen(e->code) == n && memcmp(e->code, s, n) == 0) {
+            ngx_http_malloc_dm_puts(dm, e->name);
+            return;
+        }
+    }
+
+    /* $u7e$: a character by its code, printable ASCII only here */
+
+    if (s[0] != 'u' || n < 2 || n > 3) {
+        ngx_http_malloc_dm_fail(dm);
+        return;
+    }
+
+    v = 0;
+
+    for (k = 1; k < n; k++) {
+        c = s[k];
+
+        if (c >= '0' && c <= '9') {
+            v = v * 16 + (c - '0');
+
+        } else if (c >= 'a' && c <= 'f') {
+            v = v * 16 + (c - 'a' + 10);
+
+        } else {
+            ngx_http_malloc_dm_fail(dm);
+            return;
+        }
+    }
+
+    if (v < 0x20 || v > 0x7e) {
+        ngx_http_malloc_dm_fail(dm);
+        return;
+    }
+
+    c = (char) v;
+    ngx_http_malloc_dm_put(dm, &c, 1);
 }
 
 
@@ -2222,7 +2344,6 @@ ngx_http_malloc_dm_v0_path(ngx_http_malloc_dm_t *dm, int in_value)
 {
     char         c;
     size_t       n;
-    unsigned     k;
     uint64_t     dis;
     const char  *s;
 
@@ -2268,20 +2389,12 @@ ngx_http_malloc_dm_v0_path(ngx_http_malloc_dm_t *dm, int in_value)
         }
 
         ngx_http_malloc_dm_put(dm, "<", 1);
-
-        for (k = 0; *dm->p != 'E' && !dm->failed; k++) {
-            if (k > 0) {
-                ngx_http_malloc_dm_put(dm, ", ", 2);
-            }
-
-            ngx_http_malloc_dm_v0_arg(dm);
-        }
+        (void) ngx_http_malloc_dm_v0_list(dm, ngx_http_malloc_dm_v0_arg);
 
         if (dm->failed) {
             break;
         }
 
-        dm->p++;
         ngx_http_malloc_dm_put(dm, ">", 1);
         break;
 
@@ -2413,9 +2526,7 @@ ngx_http_malloc_dm_v0_arg(ngx_http_malloc_dm_t *dm)
 static void
 ngx_http_malloc_dm_v0_type(ngx_http_malloc_dm_t *dm)
 {
-    char      c;
-    unsigned  n;
-    uint64_t  lt;
+    char  c;
 
     if (ngx_http_malloc_dm_enter(dm) != 0) {
         return;
@@ -2446,51 +2557,12 @@ ngx_http_malloc_dm_v0_type(ngx_http_malloc_dm_t *dm)
         break;
 
     case 'T':
-        dm->p++;
-        ngx_http_malloc_dm_put(dm, "(", 1);
-
-        for (n = 0; *dm->p != 'E' && !dm->failed; n++) {
-            if (n > 0) {
-                ngx_http_malloc_dm_put(dm, ", ", 2);
-            }
-
-            ngx_http_malloc_dm_v0_type(dm);
-        }
-
-        if (dm->failed) {
-            break;
-        }
-
-        dm->p++;
-
-        /* a tuple of one: (u8,) */
-
-        if (n == 1) {
-            ngx_http_malloc_dm_put(dm, ",", 1);
-        }
-
-        ngx_http_malloc_dm_put(dm, ")", 1);
+        ngx_http_malloc_dm_v0_tuple(dm);
         break;
 
     case 'R':
     case 'Q':
-        dm->p++;
-        ngx_http_malloc_dm_put(dm, "&", 1);
-
-        if (*dm->p == 'L') {
-            dm->p++;
-
-            if (ngx_http_malloc_dm_v0_b62(dm, &lt) != 0 || lt != 0) {
-                ngx_http_malloc_dm_fail(dm);
-                break;
-            }
-        }
-
-        if (c == 'Q') {
-            ngx_http_malloc_dm_puts(dm, "mut ");
-        }
-
-        ngx_http_malloc_dm_v0_type(dm);
+        ngx_http_malloc_dm_v0_ref(dm);
         break;
 
     case 'P':
@@ -2525,14 +2597,90 @@ done:
 }
 
 
+/* generic arguments and tuple fields: items up to "E", how many */
+
+static unsigned
+ngx_http_malloc_dm_v0_list(ngx_http_malloc_dm_t *dm,
+    void (*item)(ngx_http_malloc_dm_t *dm))
+{
+    unsigned  n;
+
+    for (n = 0; *dm->p != 'E' && !dm->failed; n++) {
+        if (n > 0) {
+            ngx_http_malloc_dm_put(dm, ", ", 2);
+        }
+
+        item(dm);
+    }
+
+    if (!dm->failed) {
+        dm->p++;
+    }
+
+    return n;
+}
+
+
+static void
+ngx_http_malloc_dm_v0_tuple(ngx_http_malloc_dm_t *dm)
+{
+    unsigned  n;
+
+    dm->p++;
+    ngx_http_malloc_dm_put(dm, "(", 1);
+    n = ngx_http_malloc_dm_v0_list(dm, ngx_http_malloc_dm_v0_type);
+
+    if (dm->failed) {
+        return;
+    }
+
+    /* a tuple of one: (u8,) */
+
+    if (n == 1) {
+        ngx_http_malloc_dm_put(dm, ",", 1);
+    }
+
+    ngx_http_malloc_dm_put(dm, ")", 1);
+}
+
+
+/* rustc-demangle leaves out the erased lifetime ('_), and so do we */
+
+static void
+ngx_http_malloc_dm_v0_ref(ngx_http_malloc_dm_t *dm)
+{
+    char      c;
+    uint64_t  lt;
+
+    c = *dm->p++;
+    ngx_http_malloc_dm_put(dm, "&", 1);
+
+    if (*dm->p == 'L') {
+        dm->p++;
+
+        /* a named lifetime, 'a, is refused */
+
+        if (ngx_http_malloc_dm_v0_b62(dm, &lt) != 0 || lt != 0) {
+            ngx_http_malloc_dm_fail(dm);
+            return;
+        }
+    }
+
+    if (c == 'Q') {
+        ngx_http_malloc_dm_puts(dm, "mut ");
+    }
+
+    ngx_http_malloc_dm_v0_type(dm);
+}
+
+
 /* integers, bools and plain ASCII chars; other constants are refused */
 
 static void
 ngx_http_malloc_dm_v0_const(ngx_http_malloc_dm_t *dm)
 {
-    char      c, ch;
+    char      c;
     int       neg, sign;
-    unsigned  n;
     uint64_t  v;
 
     if (ngx_http_malloc_dm_enter(dm) != 0) {
@@ -2570,52 +2718,84 @@ ngx_http_malloc_dm_v0_const(ngx_http_malloc_dm_t *dm)
         dm->p++;
     }
 
-    v = 0;
+    if (ngx_http_malloc_dm_v0_hex(dm, &v) == 0) {
+        ngx_http_malloc_dm_v0_value(dm, c, neg, v);
+    }
+
+done:
+
+    dm->depth--;
+}
+
+
+/* a constant's value: up to 16 hex digits and "_" */
+
+static int
+ngx_http_malloc_dm_v0_hex(ngx_http_malloc_dm_t *dm, uint64_t *v)
+{
+    char      ch;
+    unsigned  n;
+
+    *v = 0;
 
     for (n = 0; *dm->p != '_'; n++) {
         ch = *dm->p++;
 
         if (n == 16) {
             ngx_http_malloc_dm_fail(dm);
-            goto done;
+            return -1;
         }
 
         if (ch >= '0' && ch <= '9') {
-            v = v * 16 + (ch - '0');
+            *v = *v * 16 + (ch - '0');
 
         } else if (ch >= 'a' && ch <= 'f') {
-            v = v * 16 + (ch - 'a' + 10);
+            *v = *v * 16 + (ch - 'a' + 10);
 
         } else {
             dm->p--;
             ngx_http_malloc_dm_fail(dm);
-            goto done;
+            return -1;
         }
     }
 
     dm->p++;
 
+    return 0;
+}
+
+
+/* c is the constant's type tag; neg its "n", only for a signed one */
+
+static void
+ngx_http_malloc_dm_v0_value(ngx_http_malloc_dm_t *dm, char c, int neg,
+    uint64_t v)
+{
+    char  ch;
+
     if (c == 'b') {
         if (v > 1) {
             ngx_http_malloc_dm_fail(dm);
-            goto done;
+            return;
         }
 
         ngx_http_malloc_dm_puts(dm, v ? "true" : "false");
-        goto done;
+        return;
     }
+
+    /* a quote or a backslash would need the escapes rustc-demangle adds */
 
     if (c == 'c') {
         if (v < 0x20 || v > 0x7e || v == '\'' || v == '\\') {
             ngx_http_malloc_dm_fail(dm);
-            goto done;
+            return;
         }
 
         ch = (char) v;
         ngx_http_malloc_dm_put(dm, "'", 1);
         ngx_http_malloc_dm_put(dm, &ch, 1);
         ngx_http_malloc_dm_put(dm, "'", 1);
-        goto done;
+        return;
     }
 
     if (neg) {
@@ -2623,10 +2803,6 @@ ngx_http_malloc_dm_v0_const(ngx_http_malloc_dm_t *dm)
     }
 
     ngx_http_malloc_dm_decimal(dm, v);
-
-done:
-
-    dm->depth--;
 }
 
 
