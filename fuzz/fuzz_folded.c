@@ -131,8 +131,8 @@ snapshot(const uint8_t *data, size_t size, int base)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    size_t                     i, k, nnames;
-    json_t                    *j, *names, *stacks, *values, *s;
+    size_t                     i, k, nnames, nnodes;
+    json_t                    *j, *names, *stacks, *values, *nodes;
     json_error_t               jerr;
     unsigned char             *copy;
     ngx_http_malloc_heap_t     heap;
@@ -170,7 +170,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memset(&out, 0, sizeof(out));
 
-    check(ngx_http_malloc_named_heap(&np, &heap, resolve, NULL, 0, err) == 0
+    check(ngx_http_malloc_named_heap(&np, &heap, NULL, 0, resolve, NULL, 0,
+                                     err) == 0
           && ngx_http_malloc_named_write(&np, size, &out, err) == 0,
           "the encoder takes any parsed heap");
 
@@ -187,14 +188,27 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check(json_array_size(values) == json_array_size(stacks),
           "a value row per stack");
 
-    for (i = 0; i < json_array_size(stacks); i++) {
-        s = json_array_get(stacks, i);
+    /* the tree: names in range, parents before their children */
 
-        for (k = 0; k < json_array_size(s); k++) {
-            check((size_t) json_integer_value(json_array_get(s, k)) < nnames,
-                  "name indexes in range");
-        }
+    nodes = json_object_get(j, "nodes");
+    nnodes = json_array_size(nodes) / 2;
+    check(json_array_size(nodes) % 2 == 0, "two integers a node");
+
+    for (i = 0; i < nnodes; i++) {
+        check((size_t) json_integer_value(json_array_get(nodes, 2 * i))
+              < nnames, "name indexes in range");
+        check((size_t) json_integer_value(json_array_get(nodes, 2 * i + 1))
+              <= i, "a parent before its child");
     }
+
+    for (i = 0; i < json_array_size(stacks); i++) {
+        k = (size_t) json_integer_value(json_array_get(stacks, i));
+        check(k < nnodes, "a stack's node in range");
+    }
+
+    check(json_array_size(json_object_get(j, "raw")) == nnames
+          && json_array_size(json_object_get(j, "name_files")) == nnames,
+          "a symbol and a file per name");
 
     json_decref(j);
     ngx_http_malloc_mbuf_free(&out);

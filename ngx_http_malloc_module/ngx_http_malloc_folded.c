@@ -12,6 +12,7 @@
 
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -33,6 +34,7 @@ typedef struct {
 typedef struct {
     ngx_http_malloc_pb_t       *strings;
     size_t                      nstrings;
+    ngx_http_malloc_ftable_t    maps;       /* mapping id -> file + 1 */
     ngx_http_malloc_ftable_t    funcs;      /* function id -> name + 1 */
     ngx_http_malloc_ftable_t    locs;       /* location id -> loc + 1 */
     uint32_t                  **loc_names;  /* innermost first, ended by 0 */
@@ -49,7 +51,15 @@ static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
     ngx_http_malloc_ftable_t *t, uint64_t key);
 static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
 static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
-    const char *s, size_t len);
+    const char *s, size_t len, int32_t file);
+static int ngx_http_malloc_named_grow(ngx_http_malloc_named_t *np);
+static int32_t ngx_http_malloc_named_file(ngx_http_malloc_named_t *np,
+    const char *path, size_t len, int binary);
+static uint32_t *ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
+    uint32_t *nnodes, uint32_t **leaves);
+static int ngx_http_malloc_named_order(const void *one, const void *two);
+static void ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_named_t *np);
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
@@ -69,6 +79,8 @@ static int ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
     ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr);
 static const char *ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr,
     uint64_t i, size_t *len);
+static int ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
 static int ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
 static int ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
@@ -108,14 +120,19 @@ ngx_http_malloc_folded_hash(const void *p, size_t len)
 }
 
 
-/* the slot of "key", or the empty one where it would go */
+/*
+ * The slot of "key", or the empty one where it would go.  The high half
+ * is folded in first: a product's middle bits see only the key's low
+ * ones, and a tree's keys differ in their high half (the parent).
+ */
 
 static ngx_http_malloc_fslot_t *
 ngx_http_malloc_ftable_find(ngx_http_malloc_ftable_t *t, uint64_t key)
 {
     size_t  i;
 
-    i = (size_t) ((key * 0x9e3779b97f4a7c15ULL) >> 17) & (t->cap - 1);
+    i = (size_t) (((key ^ (key >> 32)) * 0x9e3779b97f4a7c15ULL) >> 17)
+        & (t->cap - 1);
 
     while (t->slots[i].value != 0 && t->slots[i].key != key) {
         i = (i + 1) & (t->cap - 1);
@@ -161,19 +178,39 @@ ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
 
 
 /*
- * The index + 1 of a name, added if new; 0: out of memory.  A name whose
- * hash is taken by another goes on to hash + 1, + 2...: lookups follow
- * the same chain, and nothing is ever removed.
+ * The index + 1 of a name, added if new, its file noted if not known yet;
+ * 0: out of memory.  A name is kept in its readable form: two symbols
+ * that read the same are one name (the first one's symbol is kept).  A
+ * name whose hash is taken by another goes on to hash + 1, + 2...:
+ * lookups follow the same chain, and nothing is ever removed.
  */
 
 static uint32_t
 ngx_http_malloc_named_name(ngx_http_malloc_named_t *np, const char *s,
-    size_t len)
+    size_t len, int32_t file)
 {
-    size_t                    cap;
+    size_t                    n;
     uint64_t                  h;
-    const char              **names, *copy;
+    const char               *copy, *raw;
     ngx_http_malloc_fslot_t  *slot;
+    char                      sym[1024], readable[4096];
+
+    raw = NULL;
+
+    /* only a "_Z..." or "_R..." symbol can read otherwise */
+
+    if (np->rename != NULL && len > 2 && len < sizeof(sym) && s[0] == '_') {
+        memcpy(sym, s, len);
+        sym[len] = '\0';
+
+        n = np->rename(sym, readable, sizeof(readable));
+
+        if (n != 0 && n < sizeof(readable)) {
+            raw = s;
+            s = readable;
+            len = n;
+        }
+    }
 
     if (ngx_http_malloc_ftable_grow(np->arena, &np->byname) != 0) {
         return 0;
@@ -188,23 +225,16 @@ ngx_http_malloc_named_name(ngx_http_malloc_named_t *np, const char *s,
         copy = np->names[slot->value - 1];
 
         if (strncmp(copy, s, len) == 0 && copy[len] == '\0') {
+            if (np->name_files[slot->value - 1] == -1) {
+                np->name_files[slot->value - 1] = file;
+            }
+
             return slot->value;
         }
     }
 
-    if (np->nnames == np->names_cap) {
-        cap = np->names_cap ? np->names_cap * 2 : 1024;
-        names = ngx_http_malloc_arena_alloc(np->arena, cap * sizeof(char *));
-        if (names == NULL) {
-            return 0;
-        }
-
-        if (np->nnames != 0) {
-            memcpy(names, np->names, np->nnames * sizeof(char *));
-        }
-
-        np->names = names;
-        np->names_cap = cap;
+    if (np->nnames == np->names_cap && ngx_http_malloc_named_grow(np) != 0) {
+        return 0;
     }
 
     copy = ngx_http_malloc_arena_strndup(np->arena, s, len);
@@ -212,12 +242,116 @@ ngx_http_malloc_named_name(ngx_http_malloc_named_t *np, const char *s,
         return 0;
     }
 
+    np->raws[np->nnames] = NULL;
+
+    if (raw != NULL) {
+        np->raws[np->nnames] = ngx_http_malloc_arena_strndup(np->arena, sym,
+                                                             strlen(sym));
+        if (np->raws[np->nnames] == NULL) {
+            return 0;
+        }
+    }
+
+    np->name_files[np->nnames] = file;
     np->names[np->nnames++] = copy;
     slot->key = h;
     slot->value = (uint32_t) np->nnames;
     np->byname.n++;
 
     return slot->value;
+}
+
+
+/* twice the room for names, their symbols and files; -1: no memory */
+
+static int
+ngx_http_malloc_named_grow(ngx_http_malloc_named_t *np)
+{
+    size_t        cap;
+    int32_t      *files;
+    const char  **names, **raws;
+
+    cap = np->names_cap ? np->names_cap * 2 : 1024;
+    names = ngx_http_malloc_arena_alloc(np->arena, cap * sizeof(char *));
+    raws = ngx_http_malloc_arena_alloc(np->arena, cap * sizeof(char *));
+    files = ngx_http_malloc_arena_alloc(np->arena, cap * sizeof(int32_t));
+
+    if (names == NULL || raws == NULL || files == NULL) {
+        return -1;
+    }
+
+    if (np->nnames != 0) {
+        memcpy(names, np->names, np->nnames * sizeof(char *));
+        memcpy(raws, np->raws, np->nnames * sizeof(char *));
+        memcpy(files, np->name_files, np->nnames * sizeof(int32_t));
+    }
+
+    np->names = names;
+    np->raws = raws;
+    np->name_files = files;
+    np->names_cap = cap;
+
+    return 0;
+}
+
+
+/*
+ * The index of a file, added if new; -1: out of memory.  A process maps a
+ * few dozen files: a look through them is cheap.
+ */
+
+static int32_t
+ngx_http_malloc_named_file(ngx_http_malloc_named_t *np, const char *path,
+    size_t len, int binary)
+{
+    size_t                    i, cap;
+    const char               *base;
+    ngx_http_malloc_nfile_t  *files, *f;
+
+    for (i = 0; i < np->nfiles; i++) {
+        if (strncmp(np->files[i].path, path, len) == 0
+            && np->files[i].path[len] == '\0')
+        {
+            return (int32_t) i;
+        }
+    }
+
+    if ((np->nfiles & (np->nfiles - 1)) == 0) {
+        /* 0, 1, 2, 4...: a power of two, time to double */
+        cap = np->nfiles ? np->nfiles * 2 : 1;
+        files = ngx_http_malloc_arena_alloc(np->arena,
+                                   cap * sizeof(ngx_http_malloc_nfile_t));
+        if (files == NULL) {
+            return -1;
+        }
+
+        if (np->nfiles != 0) {
+            memcpy(files, np->files,
+                   np->nfiles * sizeof(ngx_http_malloc_nfile_t));
+        }
+
+        np->files = files;
+    }
+
+    f = &np->files[np->nfiles];
+
+    f->path = ngx_http_malloc_arena_strndup(np->arena, path, len);
+    if (f->path == NULL) {
+        return -1;
+    }
+
+    /* load_module's files are named so: ngx_http_lua_module.so */
+
+    base = strrchr(f->path, '/');
+    base = (base != NULL) ? base + 1 : f->path;
+    len = strlen(base);
+
+    f->kind = binary ? NGX_HTTP_MALLOC_FILE_BINARY
+              : (strncmp(base, "ngx_", 4) == 0 && len > 10
+                 && strcmp(base + len - 10, "_module.so") == 0)
+                ? NGX_HTTP_MALLOC_FILE_MODULE : NGX_HTTP_MALLOC_FILE_LIBRARY;
+
+    return (int32_t) np->nfiles++;
 }
 
 
@@ -228,9 +362,22 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
     uint32_t n)
 {
     size_t                     cap;
+    uint32_t                   none;
     uint64_t                   h;
     ngx_http_malloc_fslot_t   *slot;
     ngx_http_malloc_nstack_t  *s, *stacks;
+
+    /* a stack must end in a node: one with no frames gets a name */
+
+    if (n == 0) {
+        none = ngx_http_malloc_named_name(np, "(no frames)", 11, -1);
+        if (none == 0) {
+            return NULL;
+        }
+
+        ids = &none;
+        n = 1;
+    }
 
     if (ngx_http_malloc_ftable_grow(np->arena, &np->bystack) != 0) {
         return NULL;
@@ -319,11 +466,13 @@ ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s, const int64_t *v,
 
 int
 ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
-    const ngx_http_malloc_heap_t *heap, ngx_http_malloc_resolve_pt resolve,
-    void *data, int base, char *err)
+    const ngx_http_malloc_heap_t *heap, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
+    char *err)
 {
     int                             map;
     size_t                          i, k;
+    int32_t                        *files, file;
     int64_t                         v[NGX_HTTP_MALLOC_FOLDED_VALUES];
     uint32_t                       *ids, cap;
     const char                     *s;
@@ -344,6 +493,18 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
 
     if (heap->accum) {
         np->alloc = 1;
+    }
+
+    /* a map's file, found once: -2 not yet */
+
+    files = ngx_http_malloc_arena_alloc(np->arena,
+                                        (nmaps + 1) * sizeof(int32_t));
+    if (files == NULL) {
+        goto nomem;
+    }
+
+    for (i = 0; i < nmaps; i++) {
+        files[i] = -2;
     }
 
     ids = NULL;
@@ -382,7 +543,25 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
                     s = hex;
                 }
 
-                slot->value = ngx_http_malloc_named_name(np, s, strlen(s));
+                file = -1;
+
+                if (map >= 0 && (size_t) map < nmaps) {
+                    if (files[map] == -2) {
+                        files[map] = ngx_http_malloc_named_file(np,
+                                         maps[map].path,
+                                         strlen(maps[map].path),
+                                         strcmp(maps[map].path,
+                                                maps[0].path) == 0);
+                        if (files[map] == -1) {
+                            goto nomem;
+                        }
+                    }
+
+                    file = files[map];
+                }
+
+                slot->value = ngx_http_malloc_named_name(np, s, strlen(s),
+                                                         file);
                 if (slot->value == 0) {
                     goto nomem;
                 }
@@ -421,10 +600,10 @@ int
 ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err)
 {
-    size_t                           i, k, nv;
-    signed char                     *judged;
-    ngx_http_malloc_noise_t          nz;
-    const ngx_http_malloc_nstack_t  *s;
+    size_t                    i, nv;
+    uint32_t                 *tree, *leaves, nnodes;
+    signed char              *judged;
+    ngx_http_malloc_noise_t   nz;
 
     nv = np->alloc ? 4 : 2;
 
@@ -442,35 +621,36 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
         }
     }
 
+    tree = ngx_http_malloc_named_tree(np, &nnodes, &leaves);
+    if (tree == NULL) {
+        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+                 "out of memory while merging the stacks");
+        return -1;
+    }
+
     ngx_http_malloc_mbuf_printf(out, "{\"period\":%llu,\"seconds\":%llu,"
                                 "\"types\":[\"inuse_space\","
-                                "\"inuse_objects\"%s],\"names\":[",
+                                "\"inuse_objects\"%s],",
                                 (unsigned long long) np->period,
                                 (unsigned long long) seconds,
                                 np->alloc ? ",\"alloc_space\","
                                             "\"alloc_objects\"" : "");
 
-    for (i = 0; i < np->nnames; i++) {
-        if (i != 0) {
-            ngx_http_malloc_mbuf_append(out, ",", 1);
-        }
+    ngx_http_malloc_named_lists(out, np);
 
-        ngx_http_malloc_folded_string(out, np->names[i]);
+    ngx_http_malloc_mbuf_append(out, "],\"nodes\":[", 11);
+
+    for (i = 0; i < nnodes; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%u,%u" : "%u,%u",
+                                    (unsigned) tree[2 * i],
+                                    (unsigned) tree[2 * i + 1]);
     }
 
     ngx_http_malloc_mbuf_append(out, "],\"stacks\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        s = &np->stacks[i];
-
-        ngx_http_malloc_mbuf_append(out, i ? ",[" : "[", i ? 2 : 1);
-
-        for (k = 0; k < s->n; k++) {
-            ngx_http_malloc_mbuf_printf(out, k ? ",%u" : "%u",
-                                        (unsigned) s->ids[k] - 1);
-        }
-
-        ngx_http_malloc_mbuf_append(out, "]", 1);
+        ngx_http_malloc_mbuf_printf(out, i ? ",%u" : "%u",
+                                    (unsigned) leaves[i]);
     }
 
     ngx_http_malloc_mbuf_append(out, "],\"values\":[", 12);
@@ -508,6 +688,165 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
     }
 
     return 0;
+}
+
+
+/*
+ * "names", "raw", "files" and "name_files", up to the "]" of the last:
+ * the strings of the profile.
+ */
+
+static void
+ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+    const ngx_http_malloc_named_t *np)
+{
+    size_t        i;
+    static char  *kinds[] = { "library", "binary", "module" };
+
+    ngx_http_malloc_mbuf_append(out, "\"names\":[", 9);
+
+    for (i = 0; i < np->nnames; i++) {
+        if (i != 0) {
+            ngx_http_malloc_mbuf_append(out, ",", 1);
+        }
+
+        ngx_http_malloc_folded_string(out, np->names[i]);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"raw\":[", 9);
+
+    for (i = 0; i < np->nnames; i++) {
+        if (i != 0) {
+            ngx_http_malloc_mbuf_append(out, ",", 1);
+        }
+
+        if (np->raws[i] == NULL) {
+            ngx_http_malloc_mbuf_append(out, "null", 4);
+
+        } else {
+            ngx_http_malloc_folded_string(out, np->raws[i]);
+        }
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"files\":[", 11);
+
+    for (i = 0; i < np->nfiles; i++) {
+        ngx_http_malloc_mbuf_append(out, i ? ",{\"path\":" : "{\"path\":",
+                                    i ? 9 : 8);
+        ngx_http_malloc_folded_string(out, np->files[i].path);
+        ngx_http_malloc_mbuf_printf(out, ",\"kind\":\"%s\"}",
+                                    kinds[np->files[i].kind]);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"name_files\":[", 16);
+
+    for (i = 0; i < np->nnames; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d",
+                                    (int) np->name_files[i]);
+    }
+}
+
+
+/*
+ * The call tree of the stacks, two integers a node (its name, and how
+ * many nodes back its parent is, 0: none); *leaves: each stack's node.
+ * NULL: out of memory.  The stacks are sorted by their names from the
+ * root: a stack then shares with the one before it the nodes of their
+ * common start and adds the rest, and the nodes come depth first, so
+ * that the second integer is mostly 1 and compresses.
+ */
+
+static uint32_t *
+ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
+    uint32_t *nnodes, uint32_t **leaves)
+{
+    size_t                           i, k, total, common, maxn;
+    uint32_t                        *tree, *path, n;
+    ngx_http_malloc_nstack_t        *s;
+    const ngx_http_malloc_nstack_t  *prev, **sorted;
+
+    total = 0;
+    maxn = 0;
+
+    for (i = 0; i < np->nstacks; i++) {
+        total += np->stacks[i].n;
+        maxn = (np->stacks[i].n > maxn) ? np->stacks[i].n : maxn;
+    }
+
+    if (total > UINT32_MAX / 2) {
+        return NULL;
+    }
+
+    tree = ngx_http_malloc_arena_alloc(np->arena,
+                                       (2 * total + 1) * sizeof(uint32_t));
+    path = ngx_http_malloc_arena_alloc(np->arena,
+                                       (maxn + 1) * sizeof(uint32_t));
+    sorted = ngx_http_malloc_arena_alloc(np->arena,
+                                         (np->nstacks + 1) * sizeof(void *));
+    *leaves = ngx_http_malloc_arena_alloc(np->arena,
+                                          (np->nstacks + 1)
+                                          * sizeof(uint32_t));
+    if (tree == NULL || path == NULL || sorted == NULL || *leaves == NULL) {
+        return NULL;
+    }
+
+    for (i = 0; i < np->nstacks; i++) {
+        sorted[i] = &np->stacks[i];
+    }
+
+    qsort(sorted, np->nstacks, sizeof(void *), ngx_http_malloc_named_order);
+
+    /* path[k]: the node of the previous stack's frame k */
+
+    n = 0;
+    prev = NULL;
+
+    for (i = 0; i < np->nstacks; i++) {
+        s = (ngx_http_malloc_nstack_t *) sorted[i];
+
+        for (common = 0;
+             prev != NULL && common < prev->n && common < s->n
+             && prev->ids[common] == s->ids[common];
+             common++)
+        {
+            /* void */
+        }
+
+        for (k = common; k < s->n; k++) {
+            tree[2 * n] = s->ids[k] - 1;
+            tree[2 * n + 1] = (k == 0) ? 0 : n - path[k - 1];
+            path[k] = n++;
+        }
+
+        /* a stack is not empty (named_stack), nor the same as another */
+        (*leaves)[s - np->stacks] = path[s->n - 1];
+        prev = s;
+    }
+
+    *nnodes = n;
+
+    return tree;
+}
+
+
+/* names from the root, then the shorter first: qsort's order */
+
+static int
+ngx_http_malloc_named_order(const void *one, const void *two)
+{
+    uint32_t                         k;
+    const ngx_http_malloc_nstack_t  *a, *b;
+
+    a = *(const ngx_http_malloc_nstack_t **) one;
+    b = *(const ngx_http_malloc_nstack_t **) two;
+
+    for (k = 0; k < a->n && k < b->n; k++) {
+        if (a->ids[k] != b->ids[k]) {
+            return (a->ids[k] < b->ids[k]) ? -1 : 1;
+        }
+    }
+
+    return (a->n < b->n) ? -1 : (a->n > b->n);
 }
 
 
@@ -959,9 +1298,13 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
         }
     }
 
-    /* functions before locations: a location names its functions */
+    /*
+     * mappings (3) and functions (5) before locations (4): a location
+     * names its functions and its mapping
+     */
 
-    for (t = 5; t >= 4; t--) {
+    for (i = 0; i < 3; i++) {
+        t = (i == 0) ? 3 : (i == 1) ? 5 : 4;
         b = raw;
 
         while (b.p < b.end) {
@@ -971,7 +1314,8 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
                 continue;
             }
 
-            if ((t == 5 && ngx_http_malloc_proto_function(np, pr, m) != 0)
+            if ((t == 3 && ngx_http_malloc_proto_mapping(np, pr, m) != 0)
+                || (t == 5 && ngx_http_malloc_proto_function(np, pr, m) != 0)
                 || (t == 4 && ngx_http_malloc_proto_location(np, pr, m) != 0))
             {
                 return -1;
@@ -994,6 +1338,63 @@ ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr, uint64_t i,
     *len = pr->strings[i].end - pr->strings[i].p;
 
     return (const char *) pr->strings[i].p;
+}
+
+
+/*
+ * Mapping: id 1, filename 5 (a string index).  The first one is the
+ * executable's, as pprof has it.
+ */
+
+static int
+ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
+{
+    size_t                    len;
+    int32_t                   file;
+    uint64_t                  tag, v, id, name;
+    const char               *s;
+    ngx_http_malloc_pb_t      sub;
+    ngx_http_malloc_fslot_t  *slot;
+
+    id = 0;
+    name = 0;
+
+    while (m.p < m.end) {
+        if (ngx_http_malloc_pb_field(&m, &tag, &v, &sub) != 0) {
+            return -1;
+        }
+
+        if (tag == (1 << 3 | 0)) {
+            id = v;
+
+        } else if (tag == (5 << 3 | 0)) {
+            name = v;
+        }
+    }
+
+    s = ngx_http_malloc_proto_string(pr, name, &len);
+    if (s == NULL || len == 0) {
+        return 0;
+    }
+
+    file = ngx_http_malloc_named_file(np, s, len, pr->maps.n == 0);
+
+    if (file == -1 || ngx_http_malloc_ftable_grow(np->arena, &pr->maps) != 0)
+    {
+        return -1;
+    }
+
+    slot = ngx_http_malloc_ftable_find(&pr->maps, id);
+
+    if (slot->value == 0) {
+        pr->maps.n++;
+    }
+
+    slot->key = id;
+    slot->value = (uint32_t) file + 1;
+
+    return 0;
 }
 
 
@@ -1032,7 +1433,7 @@ ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
         len = 1;
     }
 
-    n = ngx_http_malloc_named_name(np, s, len);
+    n = ngx_http_malloc_named_name(np, s, len, -1);
 
     if (n == 0 || ngx_http_malloc_ftable_grow(np->arena, &pr->funcs) != 0) {
         return -1;
@@ -1058,13 +1459,15 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
 {
     size_t                    nlines, i;
-    uint64_t                  tag, v, id, fid;
+    int32_t                   file;
+    uint64_t                  tag, v, id, fid, mapping;
     uint32_t                 *names, **all;
     ngx_http_malloc_pb_t      b, line, sub;
     ngx_http_malloc_fslot_t  *slot;
 
     nlines = 0;
     id = 0;
+    mapping = 0;
     b = m;
 
     while (b.p < b.end) {
@@ -1076,7 +1479,19 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
 
         if (tag == (1 << 3 | 0)) {
             id = v;
+
+        } else if (tag == (2 << 3 | 0)) {
+            mapping = v;
         }
+    }
+
+    /* the file of the location's mapping, for names that have none yet */
+
+    file = -1;
+
+    if (mapping != 0 && pr->maps.slots != NULL) {
+        slot = ngx_http_malloc_ftable_find(&pr->maps, mapping);
+        file = (int32_t) slot->value - 1;
     }
 
     names = ngx_http_malloc_arena_alloc(np->arena,
@@ -1117,6 +1532,10 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
         }
 
         names[i++] = slot->value;
+
+        if (np->name_files[slot->value - 1] == -1) {
+            np->name_files[slot->value - 1] = file;
+        }
     }
 
     names[i] = 0;

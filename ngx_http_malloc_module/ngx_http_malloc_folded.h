@@ -3,9 +3,10 @@
  * Profiles with their frames named, for the heap viewer: from a heap
  * (symbolized by a resolver) or from a gzipped profile.proto (a
  * snapshot), merged stack by stack, optionally against a base, and
- * written as JSON: the distinct names once, each stack as name indexes
- * from the root (the outermost caller) to the allocating function, and
- * its values.  Pure C; all memory comes from an arena.
+ * written as JSON: the distinct readable names once, with the symbols
+ * they were demangled from and the files they lie in, the call tree of
+ * all the stacks as nodes, each stack as the node of its allocating
+ * function, and its values.  Pure C; all memory comes from an arena.
  */
 
 
@@ -19,12 +20,35 @@
 #include "ngx_http_malloc_arena.h"
 #include "ngx_http_malloc_heap.h"
 #include "ngx_http_malloc_pprof.h"
+#include "ngx_http_malloc_symbol.h"
 
 
 #define NGX_HTTP_MALLOC_FOLDED_ERR_LEN  256
 
 /* inuse_space, inuse_objects, alloc_space, alloc_objects */
 #define NGX_HTTP_MALLOC_FOLDED_VALUES   4
+
+
+/* what a file that frames lie in is to an operator */
+typedef enum {
+    NGX_HTTP_MALLOC_FILE_LIBRARY = 0,
+    NGX_HTTP_MALLOC_FILE_BINARY,        /* the nginx executable */
+    NGX_HTTP_MALLOC_FILE_MODULE         /* ngx_*_module.so, load_module's */
+} ngx_http_malloc_file_kind_e;
+
+
+/*
+ * The readable form of a symbol into buf (NUL-ended, within size), its
+ * length; 0: the symbol is to be shown as it is.
+ */
+typedef size_t (*ngx_http_malloc_rename_pt)(const char *sym, char *buf,
+    size_t size);
+
+
+typedef struct {
+    const char                 *path;
+    unsigned                    kind;       /* file_kind_e */
+} ngx_http_malloc_nfile_t;
 
 
 /* an open-addressing table: key -> index + 1 (0: empty) */
@@ -52,10 +76,16 @@ typedef struct {
 
 typedef struct {
     ngx_http_malloc_arena_t    *arena;
-    const char                **names;
+    ngx_http_malloc_rename_pt   rename;     /* NULL: names as they are */
+    const char                **names;      /* readable, distinct */
+    const char                **raws;       /* the symbol of a renamed
+                                               name, else NULL */
+    int32_t                    *name_files; /* its file, -1: not known */
     size_t                      nnames;
     size_t                      names_cap;
     ngx_http_malloc_ftable_t    byname;     /* hash of a name -> name */
+    ngx_http_malloc_nfile_t    *files;
+    size_t                      nfiles;
     ngx_http_malloc_nstack_t   *stacks;
     size_t                      nstacks;
     size_t                      stacks_cap;
@@ -76,19 +106,26 @@ void ngx_http_malloc_named_init(ngx_http_malloc_named_t *np,
 
 /*
  * Adds the stacks of a heap (unbiased), or of a gzipped profile.proto as
- * the module writes them, to the profile, or to its base.  0, or -1 with
- * a reason in err.
+ * the module writes them, to the profile, or to its base.  The resolver
+ * names an address and gives its index in maps (the first map is the
+ * executable's).  0, or -1 with a reason in err.
  */
 int ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
-    const ngx_http_malloc_heap_t *heap, ngx_http_malloc_resolve_pt resolve,
-    void *data, int base, char *err);
+    const ngx_http_malloc_heap_t *heap, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
+    char *err);
 int ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
     const unsigned char *gz, size_t len, int base, char *err);
 
 /*
- * {"period", "seconds", "types", "names", "stacks", "values", "samples"[,
- * "base_values", "base_samples", "significant", "comparison"]}: types are
- * inuse_space, inuse_objects and, when known, alloc_space, alloc_objects;
+ * {"period", "seconds", "types", "names", "raw", "files", "name_files",
+ * "nodes", "stacks", "values", "samples"[, "base_values", "base_samples",
+ * "significant", "comparison"]}: types are inuse_space, inuse_objects
+ * and, when known, alloc_space, alloc_objects; "raw" the symbol of each
+ * renamed name, else null; "files" {path, kind} and each name's file
+ * index, -1 unknown; "nodes" the call tree, two integers per node (its
+ * name, and how many nodes back its parent is, 0: a child of the root),
+ * depth first; "stacks" the node of each stack's allocating function;
  * "samples" the sampled objects of each stack; with a base, its rows as
  * "values" and "samples", each stack's change judged against the sampling
  * noise (1 grew, -1 shrank, 0 within it) and what the comparison rests

@@ -408,12 +408,15 @@ static int
 ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
+    int                          rc;
     char                       **path;
+    ngx_http_malloc_mbuf_t       json;
     ngx_http_malloc_named_t      np;
     ngx_http_malloc_resolver_t   brs;
     char                         err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
 
     ngx_http_malloc_named_init(&np, pl->arena);
+    np.rename = pl->rename;
 
     if (pl->snapshot != NULL) {
         for (path = pl->snapshot; *path != NULL; path++) {
@@ -422,7 +425,8 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
             }
         }
 
-    } else if (ngx_http_malloc_named_heap(&np, &pl->heap,
+    } else if (ngx_http_malloc_named_heap(&np, &pl->heap, rs->maps,
+                                          rs->nmaps,
                                           ngx_http_malloc_pipe_resolve, rs,
                                           0, err)
                != 0)
@@ -438,7 +442,7 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
         ngx_http_malloc_pipe_resolver(pl, &pl->base, &brs);
         ngx_http_malloc_pipe_trim(&pl->base, brs.maps, brs.nmaps);
 
-        if (ngx_http_malloc_named_heap(&np, &pl->base,
+        if (ngx_http_malloc_named_heap(&np, &pl->base, brs.maps, brs.nmaps,
                                        ngx_http_malloc_pipe_resolve, &brs, 1,
                                        err)
             != 0)
@@ -465,6 +469,25 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     if (ngx_http_malloc_named_write(&np, pl->seconds, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
+    }
+
+    if (!pl->gzip) {
+        return NGX_HTTP_MALLOC_PIPE_OK;
+    }
+
+    /* JSON of 50k stacks is some megabytes: a tenth of that gzipped */
+
+    json = pl->out;
+    memset(&pl->out, 0, sizeof(ngx_http_malloc_mbuf_t));
+
+    rc = ngx_http_malloc_pprof_gzip(pl->arena, json.data, json.len,
+                                    &pl->out);
+    ngx_http_malloc_mbuf_free(&json);
+
+    if (rc != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while gzipping "
+                                         "the profile");
     }
 
     return NGX_HTTP_MALLOC_PIPE_OK;
@@ -514,8 +537,9 @@ ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_pipe_resolver(pl, &heap, &rs);
     ngx_http_malloc_pipe_trim(&heap, rs.maps, rs.nmaps);
 
-    if (ngx_http_malloc_named_heap(np, &heap, ngx_http_malloc_pipe_resolve,
-                                   &rs, base, err)
+    if (ngx_http_malloc_named_heap(np, &heap, rs.maps, rs.nmaps,
+                                   ngx_http_malloc_pipe_resolve, &rs, base,
+                                   err)
         != 0)
     {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,

@@ -52,8 +52,13 @@ typedef struct {
                                                snapshot's), not the dumps */
     char                      **against;    /* FOLDED: a snapshot's files
                                                to compare with */
+    size_t                    (*rename)(const char *sym, char *buf,
+                                            size_t size);
+                                            /* FOLDED: the readable form of
+                                               a mangled name, NULL: none */
     unsigned                    keep:1;     /* the files read are not
                                                removed (the master's) */
+    unsigned                    gzip:1;     /* FOLDED: the answer gzipped */
     unsigned                    subtract:1; /* heap - base, as a window */
     ngx_http_malloc_noise_t     noise;      /* what heap - base rests on,
                                                once encoded (not FOLDED) */

@@ -131,8 +131,6 @@ static void ngx_http_malloc_pprof_tables(ngx_http_malloc_pprof_ctx_t *ctx);
 static voidpf ngx_http_malloc_pprof_zalloc(voidpf opaque, uInt items,
     uInt size);
 static void ngx_http_malloc_pprof_zfree(voidpf opaque, voidpf address);
-static int ngx_http_malloc_pprof_gzip(ngx_http_malloc_arena_t *arena,
-    const unsigned char *data, size_t len, ngx_http_malloc_mbuf_t *out);
 
 
 static void
@@ -898,7 +896,7 @@ ngx_http_malloc_pprof_zfree(voidpf opaque, voidpf address)
 
 /* the fastest level, as Go's runtime/pprof: the worker waits for it */
 
-static int
+int
 ngx_http_malloc_pprof_gzip(ngx_http_malloc_arena_t *arena,
     const unsigned char *data, size_t len, ngx_http_malloc_mbuf_t *out)
 {

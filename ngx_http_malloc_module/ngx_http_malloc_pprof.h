@@ -54,4 +54,8 @@ int ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     ngx_http_malloc_mbuf_t *out, char *err);
 
 
+/* data gzipped onto out; 0, or -1 when out of memory */
+int ngx_http_malloc_pprof_gzip(ngx_http_malloc_arena_t *arena,
+    const unsigned char *data, size_t len, ngx_http_malloc_mbuf_t *out);
+
 #endif /* _NGX_HTTP_MALLOC_PPROF_H_INCLUDED_ */

@@ -210,6 +210,11 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
 
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+        pf->pipe.gzip = ngx_http_malloc_gzip_accepted(r);
+        pf->pipe.rename = NULL;
+    }
+
     if (ngx_http_arg(r, (u_char *) "process", 7, &arg) == NGX_OK) {
         if (!(arg.len == 6 && ngx_strncmp(arg.data, "master", 6) == 0)
             || snapshot || base || pf->pipe.seconds || ctx->cmd.target)
@@ -1073,6 +1078,12 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
                        "malloc profile: growth window of %ui s",
                        (ngx_uint_t) pf->pipe.seconds);
         return NGX_DONE;
+    }
+
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED
+        && ngx_http_malloc_gzipped(r, pf->pipe.gzip) != NGX_OK)
+    {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     return ngx_http_malloc_send_data(r, ctx->type, ctx->download,

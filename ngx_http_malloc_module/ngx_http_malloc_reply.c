@@ -173,6 +173,60 @@ ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
 }
 
 
+/*
+ * Whether the client takes a gzipped answer, by gzip_static's rules
+ * (Accept-Encoding, gzip_http_version, gzip_proxied, gzip_disable); never
+ * in an nginx built without them.
+ */
+
+ngx_uint_t
+ngx_http_malloc_gzip_accepted(ngx_http_request_t *r)
+{
+#if (NGX_HTTP_GZIP)
+    return ngx_http_gzip_ok(r) == NGX_OK;
+#else
+    return 0;
+#endif
+}
+
+
+/*
+ * "Vary: Accept-Encoding" for an answer that comes gzipped or not, by the
+ * client, and "Content-Encoding: gzip" when it does: the gzip filter
+ * then leaves it as it is.
+ */
+
+ngx_int_t
+ngx_http_malloc_gzipped(ngx_http_request_t *r, ngx_uint_t gzipped)
+{
+    ngx_str_t          value;
+    ngx_table_elt_t   *h;
+
+    ngx_str_set(&value, "Accept-Encoding");
+
+    if (ngx_http_malloc_add_header(r, "Vary", &value) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (!gzipped) {
+        return NGX_OK;
+    }
+
+    ngx_str_set(&value, "gzip");
+
+    if (ngx_http_malloc_add_header(r, "Content-Encoding", &value) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* the element just pushed: the last of the list's last part */
+    h = r->headers_out.headers.last->elts;
+    r->headers_out.content_encoding = &h[r->headers_out.headers.last->nelts
+                                         - 1];
+
+    return NGX_OK;
+}
+
+
 /* a download: "Content-Disposition: attachment; filename=..." */
 
 ngx_int_t

@@ -31,6 +31,8 @@ ngx_int_t ngx_http_malloc_add_header(ngx_http_request_t *r, const char *key,
     ngx_str_t *value);
 ngx_int_t ngx_http_malloc_attachment(ngx_http_request_t *r,
     ngx_str_t *filename);
+ngx_uint_t ngx_http_malloc_gzip_accepted(ngx_http_request_t *r);
+ngx_int_t ngx_http_malloc_gzipped(ngx_http_request_t *r, ngx_uint_t gzipped);
 ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json);
 json_t *ngx_http_malloc_jemalloc_json(void);
 json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,

@@ -46,6 +46,9 @@ static ngx_http_malloc_ui_header_t  ngx_http_malloc_ui_headers[] = {
 };
 
 
+static ngx_int_t ngx_http_malloc_ui_redirect(ngx_http_request_t *r);
+
+
 ngx_int_t
 ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
@@ -57,6 +60,10 @@ ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     /* "ui" is the page; "ui/<file>" the rest */
 
     name = ctx->rest;
+
+    if (name.len == 0 && ctx->endpoint == NGX_HTTP_MALLOC_EP_UI_FILE) {
+        return ngx_http_malloc_ui_redirect(r);
+    }
 
     if (name.len == 0) {
         ngx_str_set(&name, "index.html");
@@ -91,4 +98,52 @@ ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     return ngx_http_malloc_send_data(r, a->type, NULL, (u_char *) a->data,
                                      a->len);
+}
+
+
+/*
+ * "ui/" would be the page at another base: its relative links (ui/app.js,
+ * ./pprof/heap.json) would miss.  It moves to "ui", its arguments kept,
+ * as nginx's static module adds the slash to a directory.
+ */
+
+static ngx_int_t
+ngx_http_malloc_ui_redirect(ngx_http_request_t *r)
+{
+    u_char           *p;
+    size_t            len;
+    ngx_table_elt_t  *h;
+
+    len = r->uri.len - 1 + (r->args.len ? r->args.len + 1 : 0);
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "Location");
+    h->value.data = p;
+    h->value.len = len;
+
+#if (nginx_version >= 1023000)
+    h->next = NULL;
+#endif
+
+    p = ngx_cpymem(p, r->uri.data, r->uri.len - 1);
+
+    if (r->args.len) {
+        *p++ = '?';
+        ngx_memcpy(p, r->args.data, r->args.len);
+    }
+
+    ngx_http_clear_location(r);
+    r->headers_out.location = h;
+
+    return NGX_HTTP_MOVED_PERMANENTLY;
 }

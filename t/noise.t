@@ -18,7 +18,7 @@ use lib "$FindBin::Bin/lib";
 use POSIX ();
 use Time::HiRes qw(sleep);
 use Test::More;
-use MallocTest;
+use MallocTest qw(frames);
 
 $ENV{HOME} = '/tmp';
 
@@ -66,7 +66,7 @@ sub judged {
     my ($j, $func) = @_;
     my ($change, @sig) = (0);
     for my $i (0 .. $#{$j->{stacks}}) {
-        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
+        next unless (frames($j, $i))[-1] eq $func;
         $change += $j->{values}[$i][0] - $j->{base_values}[$i][0];
         push @sig, $j->{significant}[$i];
     }
@@ -78,7 +78,7 @@ sub significant {
     my ($j) = @_;
     return [map {
         my $i = $_;
-        join(' ', map({ $j->{names}[$_] } @{$j->{stacks}[$i]}),
+        join(' ', frames($j, $i),
              "$j->{base_values}[$i][0] -> $j->{values}[$i][0]",
              "($j->{base_samples}[$i] -> $j->{samples}[$i] samples)")
     } grep { $j->{significant}[$_] } 0 .. $#{$j->{stacks}}];

@@ -11,7 +11,8 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use Test::More;
-use MallocTest qw(poll_until);
+use MallocTest qw(poll_until frames);
+use Compress::Zlib ();
 
 no warnings qw(portable);
 
@@ -179,7 +180,7 @@ $names{$_}++ for @{$j->{names}};
 ok(!grep({ $_ > 1 } values %names), 'heap.json: each name once');
 my ($held, $rooted) = (0, 1);
 for my $i (0 .. $#{$j->{stacks}}) {
-    my @f = map { $j->{names}[$_] } @{$j->{stacks}[$i]};
+    my @f = frames($j, $i);
     next unless @f && $f[-1] eq 'ngx_http_malloc_test_hold';
     $held += $j->{values}[$i][0];
     $rooted = 0 unless grep { $_ eq 'ngx_http_core_content_phase' } @f;
@@ -189,10 +190,51 @@ ok($rooted, 'heap.json: its callers above it');
 $r = $t->get("/malloc/pprof/heap.json?pid=$pids[1]");
 $held = 0;
 for my $i (0 .. $#{$r->{json}{stacks}}) {
-    my $leaf = $r->{json}{names}[$r->{json}{stacks}[$i][-1]];
+    my $leaf = (frames($r->{json}, $i))[-1];
     $held += $r->{json}{values}[$i][0] if $leaf eq 'ngx_http_malloc_test_hold';
 }
 near($held / 1024 / 1024, 16, 'heap.json?pid: one worker');
+
+# each name's file: the test module's, a module; main in the binary
+
+my %file_of;
+for my $i (0 .. $#{$j->{names}}) {
+    my $f = $j->{files}[$j->{name_files}[$i]] if $j->{name_files}[$i] >= 0;
+    $file_of{$j->{names}[$i]} = $f;
+}
+like($file_of{ngx_http_malloc_test_hold}{path} // '',
+     qr{/ngx_http_malloc_test_module\.so$},
+     'heap.json: the holding function lies in the test module\'s file');
+is($file_of{ngx_http_malloc_test_hold}{kind} // '', 'module',
+   'heap.json: a module');
+is($file_of{ngx_http_core_content_phase}{kind} // '', 'binary',
+   'heap.json: nginx\'s own function in the binary');
+is($file_of{ngx_http_core_content_phase}{path} // '', $MallocTest::NGINX,
+   'heap.json: the binary is nginx');
+is(scalar(grep { defined } @{$j->{raw}}), 0,
+   'heap.json: C names are their symbols: no raw ones');
+
+# gzipped for a client that takes it: the same JSON, a tenth of the size
+
+my $plain = $t->get('/malloc/pprof/heap.json');
+my $gz = $t->get('/malloc/pprof/heap.json', undef,
+                 'Accept-Encoding' => 'gzip');
+is($gz->{status}, 200, 'heap.json gzipped: 200');
+is($gz->{headers}{'content-encoding'} // '', 'gzip',
+   'heap.json: Content-Encoding gzip when accepted');
+is($gz->{headers}{vary} // '', 'Accept-Encoding', 'heap.json: Vary');
+is($plain->{headers}{'content-encoding'}, undef,
+   'heap.json: plain when not accepted');
+my $json = Compress::Zlib::memGunzip($gz->{content});
+ok(defined $json && MallocTest::json_decode($json)->{names},
+   'heap.json: the gzipped answer is the JSON');
+ok(length($gz->{content}) * 3 < length($plain->{content}),
+   sprintf('heap.json: gzip makes it smaller (%d of %d bytes)',
+           length($gz->{content}), length($plain->{content})));
+$gz = $t->get('/malloc/pprof/heap.json', undef,
+              'Accept-Encoding' => 'gzip;q=0');
+is($gz->{headers}{'content-encoding'}, undef,
+   'heap.json: gzip;q=0 refuses it');
 
 # a growth profile: what was allocated during the window; the request is
 # sent before the allocation, and the window opens as it arrives

@@ -18,7 +18,7 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
 
-our @EXPORT_OK = qw(json_decode poll_until free_port alive held);
+our @EXPORT_OK = qw(json_decode poll_until free_port alive held frames);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
@@ -55,13 +55,28 @@ sub poll_until {
     }
 }
 
+# the names of stack $i of a heap.json answer, root first: its node and
+# the node's ancestors ("nodes": a name and how many nodes back the
+# parent is, 0: none)
+sub frames {
+    my ($j, $i) = @_;
+    my @names;
+    my $n = $j->{stacks}[$i];
+    while (defined $n) {
+        unshift @names, $j->{names}[$j->{nodes}[2 * $n]];
+        my $up = $j->{nodes}[2 * $n + 1];
+        $n = $up ? $n - $up : undef;
+    }
+    return @names;
+}
+
 # MiB that the stacks allocating in $func hold in a heap.json answer, in
 # its "values" or $key ("base_values")
 sub held {
     my ($j, $func, $key) = @_;
     my $sum = 0;
     for my $i (0 .. $#{$j->{stacks} // []}) {
-        next unless $j->{names}[$j->{stacks}[$i][-1]] eq $func;
+        next unless $j->{names}[$j->{nodes}[2 * $j->{stacks}[$i]]] eq $func;
         $sum += $j->{$key // 'values'}[$i][0];
     }
     return $sum / (1024 * 1024);

@@ -33,10 +33,31 @@
     "  t*: 1: 512 [0: 0]\n"
 
 
+/* the frames that lie in files: 0x30 and 0x40 in the binary */
+
+static ngx_http_malloc_map_t  maps[] = {
+    { 0x30, 0x50, 0, "/usr/sbin/nginx", NULL, 0, -1 },
+    { 0x20, 0x30, 0, "/usr/lib/nginx/modules/ngx_http_lua_module.so", NULL,
+      0, -1 },
+    { 0x10, 0x20, 0, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, -1 }
+};
+
+
+
 static json_t *encode(const char *text, size_t len,
     ngx_http_malloc_resolve_pt resolve, uint64_t seconds);
+static json_t *encode_with(const char *text, size_t len,
+    const ngx_http_malloc_map_t *maps, size_t nmaps,
+    ngx_http_malloc_resolve_pt resolve, ngx_http_malloc_rename_pt rename);
+static void unfold(json_t *j);
+static const char *resolve_mapped(void *data, uint64_t addr, int *map);
+static size_t rename_z(const char *sym, char *buf, size_t size);
+static void test_tree(void);
+static void test_rename(void);
+static void test_files(void);
 static const char *resolve_names(void *data, uint64_t addr, int *map);
 static const char *resolve_odd(void *data, uint64_t addr, int *map);
+static const char *resolve_mangled(void *data, uint64_t addr, int *map);
 static const char *name_of(json_t *j, json_t *stack, size_t i);
 static void test_shape(void);
 static void test_names(void);
@@ -51,6 +72,28 @@ static void test_bad_pprof(void);
 static json_t *
 encode(const char *text, size_t len, ngx_http_malloc_resolve_pt resolve,
     uint64_t seconds)
+{
+    json_t  *j;
+
+    j = encode_with(text, len, NULL, 0, resolve, NULL);
+
+    if (j != NULL && seconds != 0) {
+        json_object_set_new(j, "seconds", json_integer((json_int_t) seconds));
+    }
+
+    return j;
+}
+
+
+/*
+ * The JSON of a heap, its "stacks" turned back into name indexes from the
+ * root (as "tree" keeps the nodes), for the tests of what the stacks hold
+ */
+
+static json_t *
+encode_with(const char *text, size_t len, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, ngx_http_malloc_resolve_pt resolve,
+    ngx_http_malloc_rename_pt rename)
 {
     json_t                    *j;
     json_error_t               jerr;
@@ -74,16 +117,21 @@ encode(const char *text, size_t len, ngx_http_malloc_resolve_pt resolve,
     }
 
     ngx_http_malloc_named_init(&np, arena);
+    np.rename = rename;
 
     j = NULL;
 
-    if (ngx_http_malloc_named_heap(&np, &heap, resolve, NULL, 0, err) == 0
-        && ngx_http_malloc_named_write(&np, seconds, &out, err) == 0)
+    if (ngx_http_malloc_named_heap(&np, &heap, maps, nmaps, resolve, NULL, 0,
+                                   err) == 0
+        && ngx_http_malloc_named_write(&np, 0, &out, err) == 0)
     {
         j = json_loadb((char *) out.data, out.len, 0, &jerr);
         if (j == NULL) {
             diag("not JSON: %s: %.*s", jerr.text, (int) out.len,
                  (char *) out.data);
+
+        } else {
+            unfold(j);
         }
 
     } else {
@@ -95,6 +143,71 @@ encode(const char *text, size_t len, ngx_http_malloc_resolve_pt resolve,
     free(copy);
 
     return j;
+}
+
+
+/*
+ * "nodes" checked (a parent before its children, no two children of one
+ * parent with one name, a distinct node per stack) and each stack's node
+ * walked up to the root: "stacks" becomes name lists, "leaves" keeps the
+ * nodes; "tree_ok" says whether the checks held
+ */
+
+static void
+unfold(json_t *j)
+{
+    int      good;
+    size_t   n, i, k, s, depth;
+    json_t  *nodes, *stacks, *lists, *list;
+    long    *name, *parent, leaf;
+
+    nodes = json_object_get(j, "nodes");
+    stacks = json_object_get(j, "stacks");
+    n = json_array_size(nodes) / 2;
+    good = (json_array_size(nodes) % 2 == 0);
+
+    name = calloc(n + 1, sizeof(long));
+    parent = calloc(n + 1, sizeof(long));
+
+    for (i = 0; i < n; i++) {
+        name[i] = (long) json_integer_value(json_array_get(nodes, 2 * i));
+        k = (size_t) json_integer_value(json_array_get(nodes, 2 * i + 1));
+        good &= (k <= i);
+        parent[i] = (k == 0) ? -1 : (long) (i - k);
+    }
+
+    for (i = 0; i < n; i++) {
+        for (k = i + 1; k < n; k++) {
+            good &= !(parent[i] == parent[k] && name[i] == name[k]);
+        }
+    }
+
+    lists = json_array();
+
+    for (s = 0; s < json_array_size(stacks); s++) {
+        leaf = (long) json_integer_value(json_array_get(stacks, s));
+        good &= (leaf >= 0 && (size_t) leaf < n);
+
+        for (k = 0; k < s; k++) {
+            good &= (json_integer_value(json_array_get(stacks, k)) != leaf);
+        }
+
+        list = json_array();
+
+        for (depth = 0; good && leaf >= 0 && depth <= n; depth++) {
+            json_array_insert_new(list, 0, json_integer(name[leaf]));
+            leaf = parent[leaf];
+        }
+
+        json_array_append_new(lists, list);
+    }
+
+    json_object_set(j, "leaves", stacks);
+    json_object_set_new(j, "stacks", lists);
+    json_object_set_new(j, "tree_ok", json_boolean(good));
+
+    free(name);
+    free(parent);
 }
 
 
@@ -289,7 +402,9 @@ test_pprof(void)
     memset(&pp, 0, sizeof(pp));
     memset(&gz, 0, sizeof(gz));
     pp.heap = &heap;
-    pp.resolve = resolve_names;
+    pp.resolve = resolve_mapped;
+    pp.maps = maps;
+    pp.nmaps = 3;
     pp.arena = arena;
 
     ok(ngx_http_malloc_pprof_encode(&pp, &gz, err) == 0, "pprof: encoded");
@@ -297,7 +412,8 @@ test_pprof(void)
     ngx_http_malloc_named_init(&a, arena);
     ngx_http_malloc_named_init(&b, arena);
 
-    ok(ngx_http_malloc_named_heap(&a, &heap, resolve_names, NULL, 0, err)
+    ok(ngx_http_malloc_named_heap(&a, &heap, maps, 3, resolve_mapped, NULL,
+                                  0, err)
        == 0, "pprof: the heap named");
     ok(ngx_http_malloc_named_pprof(&b, gz.data, gz.len, 0, err) == 0,
        "pprof: the profile read back");
@@ -325,6 +441,20 @@ test_pprof(void)
     }
 
     ok(same, "pprof: same names root first, same values");
+
+    /* the snapshot's mappings give its names their files */
+    is_int((long) b.nfiles, 3, "pprof: three files");
+    same = (b.nfiles == 3);
+
+    for (i = 0; same && i < a.nnames; i++) {
+        same &= (a.name_files[i] >= 0 && b.name_files[i] >= 0
+                 && strcmp(a.files[a.name_files[i]].path,
+                           b.files[b.name_files[i]].path) == 0
+                 && a.files[a.name_files[i]].kind
+                    == b.files[b.name_files[i]].kind);
+    }
+
+    ok(same, "pprof: each name in the same file, of the same kind");
 
     /* read twice: the stacks merge, the values add up */
 
@@ -363,9 +493,11 @@ test_base(void)
                                     err);
 
     ngx_http_malloc_named_init(&np, arena);
-    ok(ngx_http_malloc_named_heap(&np, &now, resolve_names, NULL, 0, err)
+    ok(ngx_http_malloc_named_heap(&np, &now, NULL, 0, resolve_names, NULL,
+                                  0, err)
        == 0, "base: now");
-    ok(ngx_http_malloc_named_heap(&np, &then, resolve_names, NULL, 1, err)
+    ok(ngx_http_malloc_named_heap(&np, &then, NULL, 0, resolve_names, NULL,
+                                  1, err)
        == 0, "base: the base");
 
     memset(&out, 0, sizeof(out));
@@ -411,6 +543,190 @@ test_bad_pprof(void)
 }
 
 
+static const char *
+resolve_mapped(void *data, uint64_t addr, int *map)
+{
+    const char  *name;
+
+    name = resolve_names(data, addr, map);
+    *map = (addr >= 0x30) ? 0 : (addr >= 0x20) ? 1 : (addr >= 0x10) ? 2 : -1;
+
+    return name;
+}
+
+
+/* "_Zxyz" reads "xyz()"; no other symbol reads otherwise */
+
+static size_t
+rename_z(const char *sym, char *buf, size_t size)
+{
+    size_t  len;
+
+    if (strncmp(sym, "_Z", 2) != 0 || strlen(sym) + 1 > size) {
+        return 0;
+    }
+
+    len = strlen(sym) - 2 + 2;
+    memcpy(buf, sym + 2, len - 2);
+    memcpy(buf + len - 2, "()", 3);
+
+    return len;
+}
+
+
+static const char *
+resolve_mangled(void *data, uint64_t addr, int *map)
+{
+    (void) data;
+
+    *map = -1;
+
+    return (addr == 0x10) ? "_Zalloc" : (addr == 0x20) ? "_Zmiddle"
+                                      : (addr == 0x30) ? "middle()"
+                                      : "main";
+}
+
+
+static void
+test_tree(void)
+{
+    json_t  *j, *nodes, *leaves;
+
+    /* main>middle>alloc and main>alloc: main once, alloc twice */
+
+    j = encode(STR(DUMP), resolve_names, 0);
+    nodes = json_object_get(j, "nodes");
+    leaves = json_object_get(j, "leaves");
+
+    ok(json_is_true(json_object_get(j, "tree_ok")),
+       "tree: parents first, siblings distinct, a node per stack");
+    is_int(json_array_size(nodes), 8, "tree: four nodes");
+    is_int(json_integer_value(json_array_get(nodes, 1)), 0,
+           "tree: the first node is a root's child");
+    is_int(json_integer_value(json_array_get(nodes, 3)), 1,
+           "tree: depth first, the next is its child");
+    is_int(json_array_size(leaves), 2, "tree: a node per stack");
+    ok(!json_equal(json_array_get(leaves, 0), json_array_get(leaves, 1)),
+       "tree: two stacks, two nodes");
+
+    json_decref(j);
+
+    /* a recursive frame: two nodes of one name, one below the other */
+
+    j = encode(STR(DUMP_NO_ACCUM), resolve_names, 0);
+    ok(json_is_true(json_object_get(j, "tree_ok")), "tree: recursion");
+    is_int(json_array_size(json_object_get(j, "nodes")), 6,
+           "tree: alloc under alloc, three nodes");
+
+    json_decref(j);
+}
+
+
+static void
+test_rename(void)
+{
+    json_t      *j, *names, *raw;
+    size_t       i;
+    const char  *name;
+    int          found;
+
+    j = encode_with(STR(DUMP), NULL, 0, resolve_mangled, rename_z);
+    names = json_object_get(j, "names");
+    raw = json_object_get(j, "raw");
+
+    is_int(json_array_size(raw), json_array_size(names),
+           "rename: a raw entry per name");
+
+    /* "_Zmiddle" reads as "middle()", which 0x30 is called already */
+    is_int(json_array_size(names), 3, "rename: two symbols, one name");
+
+    found = 0;
+
+    for (i = 0; i < json_array_size(names); i++) {
+        name = json_string_value(json_array_get(names, i));
+
+        if (strcmp(name, "alloc()") == 0) {
+            is_str(json_string_value(json_array_get(raw, i)), "_Zalloc",
+                   "rename: the symbol beside its readable name");
+            found++;
+
+        } else if (strcmp(name, "main") == 0) {
+            ok(json_is_null(json_array_get(raw, i)),
+               "rename: a plain name has no raw symbol");
+            found++;
+        }
+    }
+
+    is_int(found, 2, "rename: both names found");
+
+    json_decref(j);
+
+    j = encode_with(STR(DUMP), NULL, 0, resolve_mangled, NULL);
+    ok(json_array_get(json_object_get(j, "raw"), 0) != NULL
+       && json_is_null(json_array_get(json_object_get(j, "raw"), 0)),
+       "rename: none without a renamer");
+
+    json_decref(j);
+}
+
+
+static void
+test_files(void)
+{
+    json_t      *j, *names, *files, *nf, *f;
+    size_t       i;
+    const char  *name, *kind;
+    int          checked;
+
+    j = encode_with(STR(DUMP), maps, 3, resolve_mapped, NULL);
+    names = json_object_get(j, "names");
+    files = json_object_get(j, "files");
+    nf = json_object_get(j, "name_files");
+
+    is_int(json_array_size(files), 3, "files: three");
+    is_int(json_array_size(nf), json_array_size(names),
+           "files: one per name");
+
+    checked = 0;
+
+    for (i = 0; i < json_array_size(names); i++) {
+        name = json_string_value(json_array_get(names, i));
+        f = json_array_get(files, json_integer_value(json_array_get(nf, i)));
+        kind = json_string_value(json_object_get(f, "kind"));
+
+        if (strcmp(name, "main") == 0) {
+            is_str(kind, "binary", "files: main in the binary");
+            checked++;
+
+        } else if (strcmp(name, "middle") == 0) {
+            is_str(kind, "module", "files: a module's file");
+            is_str(json_string_value(json_object_get(f, "path")),
+                   "/usr/lib/nginx/modules/ngx_http_lua_module.so",
+                   "files: its path");
+            checked++;
+
+        } else if (strcmp(name, "alloc") == 0) {
+            is_str(kind, "library", "files: libc is a library");
+            checked++;
+        }
+    }
+
+    is_int(checked, 3, "files: every name has its file");
+
+    json_decref(j);
+
+    j = encode(STR(DUMP), resolve_names, 0);
+    is_int(json_array_size(json_object_get(j, "files")), 0,
+           "files: none without maps");
+    is_int(json_integer_value(json_array_get(json_object_get(j,
+                                                             "name_files"),
+                                             0)),
+           -1, "files: a name with no file is -1");
+
+    json_decref(j);
+}
+
+
 int
 main(void)
 {
@@ -422,6 +738,9 @@ main(void)
     test_pprof();
     test_base();
     test_bad_pprof();
+    test_tree();
+    test_rename();
+    test_files();
 
     return done_testing();
 }
