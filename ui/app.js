@@ -4,7 +4,8 @@
  * the page is <location>/ui, and the location is not known here.
  *
  * body[data-state] is "loading", then "ready" once the flame graph is
- * drawn, or "error" when the profile could not be had: tests wait for it.
+ * drawn, or "error" when the profile could not be had: tests wait for it;
+ * body[data-tables] is "ready" once the tables below it are filled too.
  * With "ready", body[data-fetch-ms] and body[data-draw-ms] say how long
  * the profile took to come and to be drawn (make bench reads them).
  *
@@ -612,14 +613,37 @@
                 + count(kept.hide.stacks, 'stack');
         }
         state.tree = tree;
+        state.modules = null;
+        if ($('color').value === 'module') {
+            byModule();
+        }
+        views();
+        /* the graph first: the tables come once it is drawn */
+        document.body.dataset.tables = 'loading';
+        setTimeout(() => tables(tree), 0);
+    }
+
+    /* the top functions and the modules of tree, if still the one shown */
+    function tables(tree) {
+        if (tree !== state.tree) {
+            return;
+        }
         state.rows = F.sortRows(F.top(tree), state.sort.key, state.sort.desc);
         state.byFn = new Map(state.rows.map((r) => [r.fn, r]));
-        state.modules = F.modules(tree, p);
-        state.colors = F.moduleColors(state.modules, p);
-        views();
+        if (state.modules === null) {
+            byModule();
+        }
         renderTop();
         renderModules();
         showGone();
+        detail(state.selected);
+        document.body.dataset.tables = 'ready';
+    }
+
+    /* the bytes by module, and the colours of that scheme */
+    function byModule() {
+        state.modules = F.modules(state.tree, state.profile);
+        state.colors = F.moduleColors(state.modules, state.profile);
     }
 
     /*
@@ -1095,7 +1119,7 @@
     /* the bytes by module or library, and the colours of that scheme */
     function renderModules() {
         const all = state.tree ? state.tree.total[0] : 0;
-        const rows = F.sortRows(state.modules.slice(), state.msort.key,
+        const rows = F.sortRows((state.modules || []).slice(), state.msort.key,
                                 state.msort.desc, 'module');
 
         $('modules').tBodies[0].replaceChildren(...rows.map((r) => {
@@ -1224,12 +1248,13 @@
         }
     }
 
+    /* the profile asked first: the workers take it before the rest */
     function refresh() {
         clearErrors();
+        loadProfile();
         loadIndex();
         loadStats();
         loadSnapshots();
-        loadProfile();
     }
 
     /* the form's choices into the fragment, and what they show */
@@ -1359,6 +1384,9 @@
     });
     $('color').addEventListener('change', () => {
         writeHash(false);
+        if (state.tree !== null && state.modules === null) {
+            byModule();
+        }
         draw();
         showLegend();
     });

@@ -102,13 +102,17 @@
      * are listed per node (first, kids), in no order until children()
      * sorts them; size[i] counts the nodes with bytes in i's subtree.
      */
-    function sum(sk, names, add) {
+    function sum(sk, names, add, based) {
         const n = sk.n, parent = sk.parent;
-        const t = { n, names, name: sk.name, parent,
+        /* without a base, one array of zeros stands for all four */
+        const zero = based ? null : new Float64Array(n);
+        const t = { n, names, name: sk.name, parent, based,
                     total: new Float64Array(n), self: new Float64Array(n),
                     count: new Float64Array(n), cself: new Float64Array(n),
-                    base: new Float64Array(n), bself: new Float64Array(n),
-                    sig: new Float64Array(n), ssig: new Float64Array(n),
+                    base: zero || new Float64Array(n),
+                    bself: zero || new Float64Array(n),
+                    sig: zero || new Float64Array(n),
+                    ssig: zero || new Float64Array(n),
                     size: new Int32Array(n), first: new Int32Array(n + 1),
                     kids: new Int32Array(Math.max(0, n - 1)),
                     sorted: new Uint8Array(n) };
@@ -117,15 +121,19 @@
         add(t);
         total.set(t.self);
         count.set(t.cself);
-        base.set(t.bself);
-        sig.set(t.ssig);
+        if (based) {
+            base.set(t.bself);
+            sig.set(t.ssig);
+        }
         for (let i = n - 1; i > 0; i--) {
             const q = parent[i];
 
             total[q] += total[i];
             count[q] += count[i];
-            base[q] += base[i];
-            sig[q] += sig[i];
+            if (based) {
+                base[q] += base[i];
+                sig[q] += sig[i];
+            }
             size[i] += total[i] > 0 ? 1 : 0;
             size[q] += size[i];
             first[q + 1]++;
@@ -177,13 +185,18 @@
                     continue;
                 }
 
-                const [v, b] = sides(p, s, ti), i = leaf[s];
+                const row = p.values[s], v = row[ti] > 0 ? row[ti] : 0;
+                const i = leaf[s];
 
                 t.self[i] += v;
-                t.bself[i] += b;
-                t.cself[i] += v > 0 && ci >= 0 ? p.values[s][ci] : 0;
-                t.ssig[i] += !p.significant || p.significant[s] !== 0
-                             ? v - b : 0;
+                t.cself[i] += v > 0 && ci >= 0 ? row[ci] : 0;
+                if (t.based) {
+                    const b = sides(p, s, ti)[1];
+
+                    t.bself[i] += b;
+                    t.ssig[i] += !p.significant || p.significant[s] !== 0
+                                 ? v - b : 0;
+                }
             }
         };
     }
@@ -200,11 +213,9 @@
 
         const sk = skeleton(p);
 
-        const t = sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
-                                               sk.leaf, keep));
-
-        t.based = Array.isArray(p.base_values);
-        return t;
+        return sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
+                                            sk.leaf, keep),
+                   Array.isArray(p.base_values));
     }
 
     /*
@@ -304,15 +315,14 @@
             ends.push(i);
             at.push(node);
         }
-        const t = sum(b.skeleton(), src.names, (d) => ends.forEach((i, k) => {
+        return sum(b.skeleton(), src.names, (d) => ends.forEach((i, k) => {
             d.self[at[k]] += src.self[i];
-            d.bself[at[k]] += src.bself[i];
             d.cself[at[k]] += src.cself[i];
-            d.ssig[at[k]] += src.ssig[i];
-        }));
-
-        t.based = src.based;
-        return t;
+            if (d.based) {
+                d.bself[at[k]] += src.bself[i];
+                d.ssig[at[k]] += src.ssig[i];
+            }
+        }), src.based);
     }
 
     /* the allocating functions below the root, their callers below them */
@@ -596,11 +606,13 @@
         const m = t.names.length, rows = [], based = t.based;
         const flat = new Float64Array(m), cum = new Float64Array(m);
         const bflat = new Float64Array(m), bcum = new Float64Array(m);
-        const on = new Int32Array(m), todo = [0];
+        const on = new Int32Array(m), todo = new Int32Array(2 * t.n + 1);
+        let sp = 0;
 
         /* depth first: a function on the path already is not counted */
-        while (todo.length > 0) {
-            const i = todo.pop();
+        todo[sp++] = 0;
+        while (sp > 0) {
+            const i = todo[--sp];
 
             if (i < 0) {
                 on[t.name[~i]]--;
@@ -615,10 +627,10 @@
                     cum[f] += t.total[i];
                     bcum[f] += t.base[i];
                 }
-                todo.push(~i);
+                todo[sp++] = ~i;
             }
             for (let k = t.first[i]; k < t.first[i + 1]; k++) {
-                todo.push(t.kids[k]);
+                todo[sp++] = t.kids[k];
             }
         }
         cum.forEach((c, f) => {
@@ -677,6 +689,7 @@
         };
         const mod = new Int32Array(n).fill(-1), inner = new Int32Array(n).fill(-1);
         const bin = new Uint8Array(n), rows = new Map();
+        const labels = files.map((file) => baseName(file.path));
 
         for (let i = 1; i < n; i++) {
             const q = t.parent[i], k = kindOf(i);
@@ -690,8 +703,7 @@
             }
 
             const k2 = mod[i] >= 0 ? mod[i] : bin[i] ? -2 : inner[i];
-            const name = k2 === -2 ? 'nginx'
-                         : k2 >= 0 ? baseName(files[k2].path) : 'unknown';
+            const name = k2 === -2 ? 'nginx' : k2 >= 0 ? labels[k2] : 'unknown';
             let r = rows.get(name);
 
             if (r === undefined) {
