@@ -22,6 +22,7 @@
  *                   sandwich (fn's callers and callees); callers if none
  *   fn=NAME         the function of the sandwich
  *   color=module    frames in the colours of their files, not by name
+ *   collapse=0      every frame its row: runs of single callers unfolded
  *   focus=RE        keep the stacks with a frame that matches
  *   ignore=RE       drop the stacks with a frame that matches
  *   hide=RE         take the matching frames out of the stacks
@@ -67,6 +68,7 @@
         frames: [],         /* #flame's frame k shows frames[k] */
         callerFrames: [],   /* #callers' */
         at: new Map(),      /* a node's index in frames */
+        folded: new Map(),  /* a node of a folded run -> the run's frame */
         selected: -1,       /* the node selected (click, keys), or -1 */
         detailed: '',       /* the function in the panel */
         found: null,        /* the search: F.search() */
@@ -830,13 +832,15 @@
      */
     function graph(box, t, path, flip) {
         const width = box.clientWidth || 800;
-        const frames = F.layout(t, path, width, { minPx: 0.5, cap: 4000 });
+        const frames = F.layout(t, path, width, {
+            minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
         const rows = frames.reduce((d, f) => Math.max(d, f.depth + 1), 1);
         const top = (depth) => (flip ? rows - 1 - depth : depth) * ROW + 'px';
         const found = state.found;
 
         box.replaceChildren(...frames.map((f, k) => {
-            const i = f.id, e = el('div', F.label(t, i), 'frame '
+            const i = f.id, e = el('div', f.chain ? F.chainLabel(t, f.chain)
+                                                  : F.label(t, i), 'frame '
                 + colorClass(t, i)
                 + (f.ancestor ? ' ancestor' : '')
                 + (i === frames.focus && i > 0 ? ' focus' : '')
@@ -844,7 +848,8 @@
                 /* the name stays in the DOM, for find and readers */
                 + (f.w < 24 ? ' narrow' : ''));
 
-            e.title = title(t, i, frames.focus);
+            e.title = (f.chain ? F.chainLabel(t, f.chain) + ', then ' : '')
+                      + title(t, i, frames.focus);
             e.dataset.i = k;
             /* CSSOM, not a style attribute: the CSP allows only this */
             e.style.left = f.x + 'px';
@@ -885,6 +890,8 @@
         state.frames = graph($('flame'), t, state.focus, false);
         state.zoomed = state.frames.focus;
         state.at = new Map(state.frames.map((f, k) => [f.id, k]));
+        state.folded = new Map(state.frames.filter((f) => f.chain)
+            .flatMap((f) => f.chain.map((i) => [i, f.id])));
         $('callers').hidden = state.callers === null;
         state.callerFrames = state.callers === null ? []
             : graph($('callers'), state.callers, [], true);
@@ -892,6 +899,12 @@
         select(state.at.has(state.selected) ? state.selected : -1);
         showSummary();
         showMatch();
+    }
+
+    /* the frame node i is drawn in (its own, or a folded run's), or -1 */
+    function drawn(i) {
+        return state.at.has(i) ? i : state.folded.has(i) ? state.folded.get(i)
+                                                          : -1;
     }
 
     /* the selected frame: marked, and in the panel when nothing is hovered */
@@ -1028,7 +1041,8 @@
     /*
      * The keys of the graph: arrows move the selection (up: the caller,
      * down: the widest callee, left and right: the frame beside it in
-     * its row), Enter zooms into it, Escape or Backspace one step out.
+     * its row), Enter zooms into it, Escape or Backspace one step out
+     * (past callers that only pass all their bytes on).
      */
     function key(ev) {
         const t = state.shown, frames = state.frames;
@@ -1038,18 +1052,29 @@
             return;
         }
         if (ev.key === 'ArrowUp') {
-            i = i > 0 ? t.parent[i] : i;
+            /* out of a folded run: above its first */
+            const f = frames[state.at.get(i)];
+
+            if (i > 0) {
+                i = t.parent[f && f.chain ? f.chain[0] : i];
+                i = drawn(i) !== -1 ? drawn(i) : i;
+            }
         } else if (ev.key === 'ArrowDown') {
             const c = F.children(t, i);
 
             if (c.length > 0 && t.total[c[0]] > 0) {
-                if (!state.at.has(c[0])) {
+                if (drawn(c[0]) === -1) {
                     zoom(F.pathOf(t, i));
                 }
-                i = c[0];
+                i = drawn(c[0]) !== -1 ? drawn(c[0]) : c[0];
             }
         } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
             const f = frames[state.at.get(i)];
+
+            if (f === undefined) {
+                return;     /* not drawn: nothing beside it */
+            }
+
             const row = frames.filter((g) => g.depth === f.depth)
                 .sort((a, b) => a.x - b.x);
             const k = row.indexOf(f) + (ev.key === 'ArrowLeft' ? -1 : 1);
@@ -1058,11 +1083,17 @@
         } else if (ev.key === 'Enter') {
             zoom(F.pathOf(t, i));
         } else if (ev.key === 'Escape' || ev.key === 'Backspace') {
-            if (state.zoomed > 0) {
-                zoom(state.focus.slice(0, F.pathOf(t, state.zoomed).length
-                                          - 1));
+            /* up to where the view changes: past a run of single callers */
+            let up = state.zoomed > 0 ? t.parent[state.zoomed] : 0;
+
+            while (up > 0 && t.self[up] === 0
+                   && t.total[F.children(t, up)[0]] === t.total[up]) {
+                up = t.parent[up];
             }
-            i = state.zoomed;
+            if (state.zoomed > 0) {
+                zoom(F.pathOf(t, up));
+            }
+            i = up;
         } else if (ev.key === 'n' || ev.key === 'N') {
             nextMatch(ev.key === 'n' ? 1 : -1);
             ev.preventDefault();
@@ -1185,6 +1216,7 @@
         }
         $('type').value = h.get('type') === 'alloc' ? 'alloc' : 'inuse';
         $('color').value = h.get('color') === 'module' ? 'module' : 'name';
+        $('collapse').checked = h.get('collapse') !== '0';
         showChoices(state.choices);
     }
 
@@ -1211,6 +1243,9 @@
         }
         if ($('color').value !== 'name') {
             h.set('color', $('color').value);
+        }
+        if (!$('collapse').checked) {
+            h.set('collapse', '0');
         }
         state.focus.forEach((name) => h.append('zoom', name));
         for (const key of ['search', ...FILTERS]) {
@@ -1381,6 +1416,10 @@
             views();
             mark();
         }
+    });
+    $('collapse').addEventListener('change', () => {
+        writeHash(false);
+        draw();
     });
     $('color').addEventListener('change', () => {
         writeHash(false);

@@ -479,12 +479,16 @@
      * node at focusPath: it and its ancestors span the whole width (the
      * way back out), its descendants are scaled to it.  A frame narrower
      * than minPx is left out with all below it; past cap frames, the
-     * narrowest go.  frames.marks says where frames were left out:
+     * narrowest go.  collapse folds runs of callers (run()) into one
+     * frame, but in the row right below the zoom, and the ancestors but
+     * the root and the last into another.
+     * frames.marks says where frames were left out:
      * {x, w, depth, parent, widest, frames, bytes}, at the end of the
      * row below the parent whose children they are: how many frames
      * (with all below them) and bytes, and the widest of them.
      */
-    function layout(t, focusPath, width, { minPx = 0.5, cap = 4000 } = {}) {
+    function layout(t, focusPath, width,
+                    { minPx = 0.5, cap = 4000, collapse = false } = {}) {
         const focus = find(t, focusPath), frames = [], chain = [];
         const scale = t.total[focus] > 0 ? width / t.total[focus] : 0;
         const left = new Map();     /* frame index -> what it left out */
@@ -492,8 +496,16 @@
         for (let i = focus; i !== -1; i = t.parent[i]) {
             chain.unshift(i);
         }
-        chain.forEach((id, depth) => frames.push({
-            x: 0, w: width, depth, id, ancestor: id !== focus, up: depth - 1 }));
+        /* folded: the root, the callers but the last, the last, the focus */
+        const rows = collapse && chain.length >= 5
+            ? [[chain[0]], chain.slice(1, -2), [chain[chain.length - 2]],
+               [focus]]
+            : chain.map((id) => [id]);
+
+        rows.forEach((ids, depth) => frames.push(Object.assign({
+            x: 0, w: width, depth, id: ids[ids.length - 1],
+            ancestor: depth < rows.length - 1, up: depth - 1 },
+            ids.length > 1 ? { chain: ids } : {})));
 
         const out = (k, at, c, w) => {
             let m = left.get(k);
@@ -527,11 +539,17 @@
                     }
                     break;
                 }
-                frames.push({ x, w, depth, id: c, ancestor: false, up: k });
+                /* the row below the zoom stays: the allocators' top */
+                const ids = collapse && depth > rows.length ? run(t, c) : [];
+
+                frames.push(ids.length >= 3
+                    ? { x, w, depth, id: ids[ids.length - 1], ancestor: false,
+                        up: k, chain: ids }
+                    : { x, w, depth, id: c, ancestor: false, up: k });
                 place(frames.length - 1, x, depth + 1);
                 x += w;
             }
-        }(chain.length - 1, 0, chain.length));
+        }(rows.length - 1, 0, rows.length));
 
         let shown = frames;
 
@@ -561,6 +579,36 @@
             bytes: m.bytes }));
         shown.focus = focus;
         return shown;
+    }
+
+    /*
+     * The callers from node i down that have nothing of their own and one
+     * callee with bytes (main -> ngx_master_process_cycle -> ...): with
+     * collapse, layout() draws three or more of them as one frame,
+     * {chain}, whose id is the last; chainLabel() names it.
+     */
+    function run(t, i) {
+        const out = [];
+
+        while (t.self[i] === 0 && t.total[i] > 0) {
+            const list = children(t, i);
+
+            if (list.length === 0 || t.total[list[0]] !== t.total[i]) {
+                break;
+            }
+            out.push(i);
+            i = list[0];
+        }
+        return out;
+    }
+
+    /* "main \u2192 \u2026 \u2192 ngx_worker_process_cycle (5 frames)" */
+    function chainLabel(t, ids) {
+        const first = label(t, ids[0]), last = label(t, ids[ids.length - 1]);
+
+        return ids.length === 2 ? first + ' \u2192 ' + last
+            : first + ' \u2192 \u2026 \u2192 ' + last + ' (' + ids.length
+              + ' frames)';
     }
 
     /*
@@ -921,8 +969,8 @@
                  : name;
     }
 
-    const MallocFlame = { buildTree, countIndex, children, label, invert,
-                          sandwich, regex, filter, find, pathOf, layout,
+    const MallocFlame = { buildTree, countIndex, children, label, chainLabel,
+                          invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,
                           largestChange, changeClass, gone, sortRows,
                           formatBytes, formatDelta, formatShare, formatCount,

