@@ -9,7 +9,7 @@
 # buttons only where the location has write=on.
 #
 # TEST_SCREENSHOT=$PWD/docs/viewer.png saves the comparison as
-# docs/profiling.md shows it.
+# docs/profiling.md shows it (the holder hovered).
 
 use strict;
 use warnings;
@@ -247,10 +247,19 @@ JS
          'browser: compared with the snapshot, the holder grew by 16 MiB');
 
     if ($ENV{TEST_SCREENSHOT}) {
-        system($chromium, qw(--headless --no-sandbox --disable-gpu
-                             --hide-scrollbars --virtual-time-budget=15000),
-               '--window-size=1200,900',
-               "--screenshot=$ENV{TEST_SCREENSHOT}", "$url#base=$snap");
+        # the comparison, the holder hovered: its panel filled
+        local $ENV{CDP_SCREENSHOT} = $ENV{TEST_SCREENSHOT};
+        my $shot = drive("$url#base=$snap", <<'JS', '1200x900');
+async () => {
+    const hold = [...document.querySelectorAll('#flame .frame')]
+        .find((e) => e.textContent === 'ngx_http_malloc_test_hold');
+    hold.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    hold.classList.add('selected');
+    return true;
+}
+JS
+        diag "screenshot: $shot->{failed}"
+            if ref $shot eq 'HASH' && $shot->{failed};
     }
 
     # each process's RSS as a bar of its parts; memory mapped outside

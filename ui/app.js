@@ -1378,11 +1378,15 @@
             sandwich(state.detailed);
         }
     });
+    /* a regular expression of one name and nothing else */
+    function exactly(name) {
+        return '^' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
+    }
+
     /* focus on a function: its name, as a regular expression */
     $('d-focus').addEventListener('click', () => {
         if (state.detailed !== '') {
-            $('focus').value = '^' + state.detailed
-                .replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
+            $('focus').value = exactly(state.detailed);
             writeHash(true);
             filter();
             mark();
@@ -1489,8 +1493,7 @@
         const td = ev.target.closest('td.name');
 
         if (td !== null) {
-            $('search').value = '^' + td.textContent
-                .replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
+            $('search').value = exactly(td.textContent);
             writeHash(false);
             mark();
         }

@@ -5,7 +5,8 @@
 // Debian's chromium, headless, is driven through the
 // DevTools protocol, in real time (not --dump-dom's virtual time, in
 // which a timer's countdown and the page's own timings mean nothing).
-// Prints the function's value as JSON, or {"failed": why}.
+// Prints the function's value as JSON, or {"failed": why}; with
+// CDP_SCREENSHOT=FILE, saves the page as it left it there (PNG).
 //
 //     node t/ui/cdp.js URL SCRIPT [WIDTHxHEIGHT]
 
@@ -124,6 +125,14 @@ async function drive(dir) {
 
     const value = await evaluate('(' + fs.readFileSync(script, 'utf8')
                                  + ')()');
+
+    if (process.env.CDP_SCREENSHOT) {
+        const shot = await send('Page.captureScreenshot', { format: 'png' },
+                                sessionId);
+
+        fs.writeFileSync(process.env.CDP_SCREENSHOT,
+                         Buffer.from(shot.data, 'base64'));
+    }
     ws.close();
     return value;
 }
