@@ -9,15 +9,17 @@
 # buttons only where the location has write=on.
 #
 # TEST_SCREENSHOT=$PWD/docs/viewer.png saves the comparison as
-# docs/profiling.md shows it.
+# docs/profiling.md shows it (the holder hovered).
 
 use strict;
 use warnings;
+use feature 'state';
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use File::Temp qw(tempdir);
+use JSON::PP qw(decode_json);
 use Test::More;
 use MallocTest qw(poll_until);
 use MallocBrowser qw(chromium dom);
@@ -86,7 +88,7 @@ is($t->get('/t/alloc?mb=48&block=8')->{status}, 200, '48 MiB held');
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 16 unless $chromium;
+    skip $why, 52 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my $dom = dom($url, budget => 15000);
@@ -107,6 +109,128 @@ SKIP: {
     my @match = $dom =~ /<div class="frame[^"]*\bmatch\b[^"]*"[^>]*>([^<]*)</g;
     is("@match", 'ngx_http_malloc_test_hold', 'browser: search highlights it');
 
+    # a user's paths, in real time through the DevTools protocol
+    # (t/ui/cdp.js): hover, the allocators first, the modules, keys and
+    # history, focus, ignore and hide
+
+    my $seen = drive($url, <<'JS');
+async () => {
+    const $ = (s) => document.querySelector(s);
+    const pause = () => new Promise((ok) => setTimeout(ok, 100));
+    const frames = () => [...$('#flame').querySelectorAll('.frame')];
+    const frame = (name) => frames().find((e) => e.textContent === name);
+    const names = (top) => frames().filter((e) => e.style.top === top)
+        .map((e) => e.textContent);
+    const zoomed = () => $('#flame .frame.focus')
+        && $('#flame .frame.focus').textContent;
+    const key = (k) => $('#flame').dispatchEvent(
+        new KeyboardEvent('keydown', { key: k, bubbles: true }));
+    const back = () => new Promise((ok) => {
+        addEventListener('popstate', () => setTimeout(ok, 50),
+                         { once: true });
+        history.back();
+    });
+    const filter = async (id, value) => {
+        $(id).value = value;
+        $(id).dispatchEvent(new Event('input'));
+        await pause();
+        return $(id + '-note').textContent;
+    };
+    const seen = {};
+
+    frame('ngx_http_malloc_test_hold').dispatchEvent(
+        new MouseEvent('mouseover', { bubbles: true }));
+    seen.hover = [$('#d-name').textContent, $('#d-total').textContent,
+                  $('#d-self').textContent, $('#d-file').textContent,
+                  $('#d-file').title, $('#d-raw').textContent];
+
+    seen.modules = [...$('#modules').tBodies[0].rows].map((tr) =>
+        [...tr.cells].map((td) => td.textContent.trim()));
+    seen.rule = $('#modules-rule').textContent;
+
+    $('#view').value = 'allocators';
+    $('#view').dispatchEvent(new Event('change'));
+    seen.allocators = { top: names('18px'), hash: location.hash };
+    await back();
+    seen.allocators.back = [$('#view').value, names('18px')];
+
+    // down the chain to the third frame, Enter, then Escape one up
+    $('#flame').focus();
+    key('ArrowDown');
+    key('ArrowDown');
+    key('ArrowDown');
+    const third = $('#d-name').textContent;
+    key('Enter');
+    seen.keys = { third, zoomed: zoomed(), hash: location.hash,
+                  summary: $('#summary').textContent };
+    key('Escape');
+    seen.keys.escaped = zoomed();
+    await back();
+    seen.keys.back = zoomed();
+    $('#reset').click();
+
+    seen.focus = await filter('#focus', 'test_hold$');
+    seen.focused = frames().length;
+    seen.bad = await filter('#focus', 'test_(');
+    seen.badFrames = frames().length;
+    await filter('#focus', '');
+    seen.ignore = await filter('#ignore', 'test_hold');
+    seen.ignored = frames().map((e) => e.textContent);
+    await filter('#ignore', '');
+    seen.hide = await filter('#hide', 'test_hold');
+    frame('ngx_http_malloc_test_handler').dispatchEvent(
+        new MouseEvent('mouseover', { bubbles: true }));
+    seen.hidden = [frame('ngx_http_malloc_test_hold') === undefined,
+                   $('#d-self').textContent];
+    return seen;
+}
+JS
+
+    is($seen->{failed}, undef, 'user: the page drove');
+    my ($name, $total, $self, $file, $path, $raw) = @{ $seen->{hover} };
+    is($name, 'ngx_http_malloc_test_hold', 'hover: the panel names it');
+    like($total, qr/^4[789]\.\d MiB, \d+ objects$/, 'hover: its bytes');
+    like($self, qr/^4[789]\.\d MiB/, 'hover: its own');
+    is($file, 'ngx_http_malloc_test_module.so (module)', 'hover: its file');
+    like($path, qr{/ngx_http_malloc_test_module\.so$}, 'hover: the path');
+    is($raw, 'ngx_http_malloc_test_hold', 'hover: the symbol to copy');
+
+    my ($mod) = @{ $seen->{modules} // [] };
+    is($mod->[0], 'ngx_http_malloc_test_module.so',
+       'modules: the test module holds the bytes');
+    like("$mod->[1] $mod->[2]", qr/^4[789]\.\d MiB 100\.0%$/,
+         'modules: all of them');
+    like($seen->{rule}, qr/innermost frame in an nginx module's file/,
+         'modules: the rule said');
+
+    is($seen->{allocators}{top}[0], 'ngx_http_malloc_test_hold',
+       'allocators first: the allocating function on the top row');
+    is($seen->{allocators}{hash}, '#view=allocators', 'allocators: the URL');
+    is($seen->{allocators}{back}[0], 'callers', 'back: the callers again');
+
+    my $k = $seen->{keys};
+    is($k->{zoomed}, $k->{third}, 'keys: Enter zooms into the selection');
+    like($k->{hash}, qr/^#(zoom=[^&]+&)+zoom=\Q$k->{third}\E$/,
+         'keys: the zoom in the URL');
+    like($k->{summary}, qr/^\Q$k->{third}\E: 4[789]\.\d MiB/,
+         'keys: the summary follows the zoom');
+    isnt($k->{escaped}, $k->{third}, 'keys: Escape zooms one step up');
+    is($k->{back}, $k->{third}, 'history.back() restores the zoom');
+
+    like($seen->{focus}, qr/^focus keeps 1 of 1 stacks?, 4[789]\.\d MiB of /,
+         'focus: what it keeps');
+    is($seen->{bad}, 'not a regular expression: Unterminated group',
+       'focus: a bad one said');
+    is($seen->{badFrames}, $seen->{focused}, 'focus: and the graph kept');
+    like($seen->{ignore}, qr/^ignore keeps 0 of 1 stacks?, 0 B of /,
+         'ignore: what it keeps');
+    is("@{ $seen->{ignored} }", 'all', 'ignore: nothing left');
+    is($seen->{hide}, 'hide takes 1 function out of 1 stack',
+       'hide: what it takes');
+    ok($seen->{hidden}[0], 'hide: the frame is gone');
+    like($seen->{hidden}[1], qr/^4[789]\.\d MiB/,
+         'hide: its caller holds the bytes');
+
     # a snapshot compared with now: what was held since grew
 
     my $snap = poll_until(10, sub {
@@ -123,10 +247,19 @@ SKIP: {
          'browser: compared with the snapshot, the holder grew by 16 MiB');
 
     if ($ENV{TEST_SCREENSHOT}) {
-        system($chromium, qw(--headless --no-sandbox --disable-gpu
-                             --hide-scrollbars --virtual-time-budget=15000),
-               '--window-size=1200,900',
-               "--screenshot=$ENV{TEST_SCREENSHOT}", "$url#base=$snap");
+        # the comparison, the holder hovered: its panel filled
+        local $ENV{CDP_SCREENSHOT} = $ENV{TEST_SCREENSHOT};
+        my $shot = drive("$url#base=$snap", <<'JS', '1200x900');
+async () => {
+    const hold = [...document.querySelectorAll('#flame .frame')]
+        .find((e) => e.textContent === 'ngx_http_malloc_test_hold');
+    hold.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+    hold.classList.add('selected');
+    return true;
+}
+JS
+        diag "screenshot: $shot->{failed}"
+            if ref $shot eq 'HASH' && $shot->{failed};
     }
 
     # each process's RSS as a bar of its parts; memory mapped outside
@@ -146,6 +279,48 @@ SKIP: {
                   the\ growth\ is\ outside\ malloc[^<]*other_anonymous}x,
          'browser: the sentence under the worker that mapped');
 
+    # start with a duration: 10 min, the server's time left counted down
+
+    $seen = drive($url, <<'JS');
+async () => {
+    const $ = (s) => document.querySelector(s);
+    const until = async (test) => {
+        for (const end = Date.now() + 10000; !test();) {
+            if (Date.now() > end) {
+                return false;
+            }
+            await new Promise((ok) => setTimeout(ok, 50));
+        }
+        return true;
+    };
+    const left = () => Number($('#sampling').dataset.left);
+    const seen = { chosen: $('#duration').selectedOptions[0].textContent };
+
+    $('#start').click();
+    await until(() => left() > 0);
+    seen.first = [$('#sampling').textContent, left()];
+    await until(() => left() <= seen.first[1] - 2);
+    seen.later = [$('#sampling').textContent, left()];
+    return seen;
+}
+JS
+    is($seen->{chosen}, '10 min', 'start: 10 min by default');
+    like($seen->{first}[0], qr/^sampling on, (10 min|9 min 5\d s) left$/,
+         'start: the time left, in min and s');
+    my $left = $t->get('/malloc/')->{json}{prof_active_remaining} // 0;
+    ok($left > 585 && $left <= 600, "start: GET / says $left s left");
+    ok(($seen->{later}[1] // 1e9) <= $seen->{first}[1] - 2,
+       "start: the timer counts down ($seen->{later}[0])");
+
+    # a duration set through the API: shown, and kept
+    is($t->post('/malloc/prof_active', '{"active": true, "duration": "3h"}')
+       ->{status}, 200, 'through the API: on for 3 h');
+    $dom = dom($url, budget => 5000);
+    like($dom, qr/<span id="sampling"[^>]*>sampling on, 2 h 59 min left</,
+         'page: the API\'s duration, in h and min');
+    $left = $t->get('/malloc/')->{json}{prof_active_remaining} // 0;
+    ok($left > 10700, "page: and it was kept ($left s left)");
+
     # read-only: no buttons, and nothing the page can change
 
     my $ro = MallocTest->new(workers => 1, admin => undef,
@@ -164,6 +339,57 @@ SKIP: {
 
 $t->no_alerts;
 $t->stop;
+
+# many small stacks, every allocation sampled: the frames too narrow
+# to draw are marked, and a click on the mark draws them
+
+SKIP: {
+    skip $why, 5 unless $chromium;
+
+    my $n = MallocTest->new(workers => 1,
+        malloc_conf => 'prof:true,prof_active:true,lg_prof_sample:0')
+        ->start;
+    is($n->get('/t/alloc?stacks=4096&size=64&mb=8')->{status}, 200,
+       'narrow: 4096 stacks of 64 bytes beside 8 MiB');
+
+    my $seen = drive($n->url('/malloc/ui'), <<'JS');
+async () => {
+    const $ = (s) => document.querySelector(s);
+    const frames = () => [...$('#flame').querySelectorAll('.frame')];
+    const below = (f) => frames().filter((e) =>
+        parseFloat(e.style.top) > parseFloat(f.style.top)
+        && parseFloat(e.style.left) >= parseFloat(f.style.left)
+        && parseFloat(e.style.left) < parseFloat(f.style.left)
+                                     + parseFloat(f.style.width)).length;
+    const marks = [...$('#flame').querySelectorAll('.more')];
+    /* the mark of the most frames */
+    const count = (m) => Number(m.title.replace(/,/g, '').split(' ')[0]);
+    const mark = marks.sort((a, b) => count(b) - count(a))[0];
+    const parent = mark.title.match(/ below (\S+),/)[1];
+    const top = parseFloat(mark.style.top) - 18 + 'px';
+    const p = frames().find((e) => e.textContent === parent
+                                   && e.style.top === top);
+    const seen = { marks: marks.length, title: mark.title, parent,
+                   before: below(p) };
+
+    mark.click();
+    seen.zoomed = $('#flame .frame.focus').textContent;
+    seen.after = below($('#flame .frame.focus'));
+    return seen;
+}
+JS
+    ok(($seen->{marks} // 0) > 0, 'narrow: marked')
+        or diag explain $seen;
+    like($seen->{title} // '', qr/^[\d,]+ frames below \S+, [\d.]+ \w+, (?#
+                                 )too narrow to draw: click/,
+         "narrow: how many and what ($seen->{title})");
+    is($seen->{zoomed}, $seen->{parent}, 'narrow: the click zooms there');
+    ok($seen->{after} > $seen->{before},
+       "narrow: and draws them ($seen->{before} then $seen->{after} frames)");
+
+    $n->no_alerts;
+    $n->stop;
+}
 
 # the master's heap after 12 reloads of a module that rebuilds 16 MiB of
 # small blocks at each, compared in the page with generation 3: the
@@ -216,6 +442,21 @@ sub frames {
         $f{$name} //= $title // '';
     }
     return %f;
+}
+
+# what the page saw: t/ui/cdp.js runs the script (an async function) in
+# the page at url once it drew, in chromium, in real time
+sub drive {
+    my ($url, $js, $size) = @_;
+    state $n = 0;
+    my $file = "$tmp/drive-" . ++$n . '.js';
+    open my $fh, '>', $file or die "$file: $!";
+    print $fh $js;
+    close $fh;
+    my $out = `timeout 120 node $root/t/ui/cdp.js '$url' $file @{[
+        $size // '1200x900' ]} 2>&1`;
+    my $seen = eval { decode_json($out) };
+    return $seen // { failed => $out };
 }
 
 sub slurp {

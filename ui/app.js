@@ -4,7 +4,8 @@
  * the page is <location>/ui, and the location is not known here.
  *
  * body[data-state] is "loading", then "ready" once the flame graph is
- * drawn, or "error" when the profile could not be had: tests wait for it.
+ * drawn, or "error" when the profile could not be had: tests wait for it;
+ * body[data-tables] is "ready" once the tables below it are filled too.
  * With "ready", body[data-fetch-ms] and body[data-draw-ms] say how long
  * the profile took to come and to be drawn (make bench reads them).
  *
@@ -17,8 +18,19 @@
  *                   <time>" for all its files, or one file's name
  *   base=NAME       compare with that snapshot (not with seconds)
  *   type=alloc      bytes allocated, not in use (with prof_accum only)
+ *   view=V          allocators (the allocating functions at the top),
+ *                   sandwich (fn's callers and callees); callers if none
+ *   fn=NAME         the function of the sandwich
+ *   color=module    frames in the colours of their files, not by name
+ *   collapse=0      every frame its row: runs of single callers unfolded
+ *   focus=RE        keep the stacks with a frame that matches
+ *   ignore=RE       drop the stacks with a frame that matches
+ *   hide=RE         take the matching frames out of the stacks
  *   zoom=NAME       repeated: the zoomed frame's path below the root
- *   search=TEXT     the functions to mark
+ *   search=RE       the functions to mark, next and previous
+ *
+ * A zoom and a change of view are steps of the browser's history: back
+ * goes to the one before.
  *
  * e.g. #snapshot=snapshot-20261201T031814Z&base=snapshot-20261201T021814Z
  */
@@ -34,15 +46,37 @@
         choices: F.choices(new URLSearchParams()),  /* as the fragment */
         snapshots: [],      /* GET snapshots, by time (snapshotTimes) */
         profile: null,      /* GET pprof/heap.json */
-        shown: null,        /* the choices it was loaded with */
-        tree: null,
+        loaded: null,       /* the choices it was loaded with */
+        ti: 0,              /* the type shown, an index of types */
+        filters: null,      /* focus, ignore and hide as the tree has them */
+        tree: null,         /* the callers' tree of what the filters keep */
+        view: 'callers',    /* or allocators, or sandwich (of fn) */
+        fn: '',
+        shown: null,        /* the tree the graph draws */
+        callers: null,      /* a sandwich: the tree above it, fn's callers */
         based: false,       /* a comparison: the tree has base totals */
         largest: 0,         /* the largest change, the deepest colour */
         counted: false,     /* the profile has objects beside the bytes */
         rows: [],           /* the top table, sorted */
+        byFn: new Map(),    /* its rows by function */
         sort: { key: 'flat', desc: true },
+        modules: [],        /* the bytes by module (F.modules) */
+        msort: { key: 'bytes', desc: true },
+        colors: new Map(),  /* module -> its colour's class */
         focus: [],          /* the zoom: names from below the root */
-        frames: [],         /* #flame's child i shows frames[i] */
+        zoomed: 0,          /* the node it ends in */
+        frames: [],         /* #flame's frame k shows frames[k] */
+        callerFrames: [],   /* #callers' */
+        at: new Map(),      /* a node's index in frames */
+        folded: new Map(),  /* a node of a folded run -> the run's frame */
+        selected: -1,       /* the node selected (click, keys), or -1 */
+        detailed: '',       /* the function in the panel */
+        found: null,        /* the search: F.search() */
+        matchAt: -1,        /* the match selected, in found.matches */
+        searchError: '',
+        searched: '',       /* the search's text that found is of */
+        sampling: { on: false, until: null },
+        ticker: null,
         loads: 0,           /* a newer load makes older answers moot */
         abort: null         /* and ends their wait: a growth takes long */
     };
@@ -101,6 +135,8 @@
     }
 
     /* GET ./: the workers to choose from, and whether we may write */
+
+    /* GET ./: the workers to choose from, whether we may write, sampling */
     async function loadIndex() {
         let index;
 
@@ -129,14 +165,50 @@
             select.value = '';
         }
 
-        $('sampling').textContent = 'sampling '
-            + (index.prof_active ? 'on' : 'off')
-            + (index.prof_active_remaining
-               ? ' for ' + index.prof_active_remaining + ' s more' : '');
+        showSampling(index);
         showControls(index.write === true);
     }
 
-    /* the buttons exist only where the location has write=on */
+    /*
+     * The state of sampling as the server reports it, kept running: the
+     * end comes from prof_active_remaining (a duration set here or
+     * through the API), counted down here, asked again once it is up.
+     */
+    function showSampling(s) {
+        const left = s.prof_active_remaining;
+
+        state.sampling = { on: s.prof_active === true,
+                           until: s.prof_active && left > 0
+                                  ? Date.now() + left * 1000 : null };
+        tick();
+        if (state.ticker === null) {
+            state.ticker = setInterval(tick, 1000);
+        }
+    }
+
+    function tick() {
+        const s = state.sampling;
+        const left = s.until === null ? 0 : (s.until - Date.now()) / 1000;
+
+        if (s.until !== null && left <= 0) {
+            s.until = null;
+            loadIndex();    /* turned off by itself, or a new state */
+        }
+        $('sampling').textContent = !s.on ? 'sampling off'
+            : s.until !== null ? 'sampling on, ' + F.formatDuration(
+                Math.ceil(left)) + ' left'
+            : 'sampling on until stopped';
+        $('sampling').dataset.left = s.until !== null ? Math.ceil(left) : '';
+    }
+
+    /*
+     * The controls exist only where the location has write=on.  Bounded
+     * by default, as docs/operations.md advises for production: sampling
+     * left on by mistake turns itself off.
+     */
+    const DURATIONS = [['10m', '10 min'], ['1h', '1 h'],
+                       ['', 'until stopped']];
+
     function showControls(write) {
         if (!write) {
             $('controls').replaceChildren();
@@ -145,6 +217,14 @@
         if ($('start') !== null) {
             return;
         }
+
+        const label = el('label', 'Sample for '), select = el('select');
+
+        select.id = 'duration';
+        DURATIONS.forEach(([value, text]) => select.append(new Option(text,
+                                                                      value)));
+        label.append(select);
+        $('controls').append(label);
         for (const [id, text, on] of [['start', 'Start sampling', true],
                                        ['stop', 'Stop sampling', false]]) {
             const b = el('button', text);
@@ -156,15 +236,17 @@
         }
     }
 
+    /* POST prof_active as docs/api.md has it: {"active", "duration"} */
     async function setActive(on) {
-        const buttons = [$('start'), $('stop')];
+        const buttons = [$('start'), $('stop')], d = $('duration').value;
+        const body = on && d ? { active: true, duration: d } : { active: on };
 
         buttons.forEach((b) => { b.disabled = true; });
         clearErrors();
         try {
             /* same-origin: the location refuses what other sites send */
-            await getJSON('./prof_active',
-                          { method: 'POST', body: on ? 'true' : 'false' });
+            showSampling(await getJSON('./prof_active', {
+                method: 'POST', body: JSON.stringify(body) }));
         } catch (e) {
             showError(e.message);
         }
@@ -350,13 +432,15 @@
         const mode = $('mode').value;
         const listed = $('snapshot').options.length > 0;
 
+        /* in live mode, neither the seconds nor the snapshots show */
         $('seconds').disabled = mode !== 'growth';
+        $('seconds-choice').hidden = mode !== 'growth';
         $('worker').disabled = mode === 'snapshot'
                                || (mode !== 'growth' && $('base').value !== '');
         $('snapshot').disabled = mode !== 'snapshot';
         $('base').disabled = mode === 'growth';
         $('mode').querySelector('[value=snapshot]').disabled = !listed;
-        $('snapshot-choice').hidden = !listed;
+        $('snapshot-choice').hidden = !listed || mode !== 'snapshot';
         $('base-choice').hidden = $('base').options.length < 2;
 
         /* a snapshot against itself shows nothing */
@@ -398,6 +482,7 @@
     }
 
     /* GET ./pprof/heap.json with the choices made, then draw it */
+
     async function loadProfile() {
         const id = ++state.loads, c = state.choices;
 
@@ -424,8 +509,9 @@
 
             if (id === state.loads) {
                 state.profile = profile;
-                state.shown = c;
+                state.loaded = c;
                 build();
+                mark();
 
                 /* make bench reads how long the profile and the drawing took */
                 document.body.dataset.fetchMs = Math.round(got - asked);
@@ -436,13 +522,16 @@
         } catch (e) {
             if (id === state.loads) {
                 /* old data under new choices would mislead: clear it */
-                state.profile = state.tree = null;
+                state.profile = state.tree = state.shown = null;
+                state.callers = null;
                 state.based = false;
                 state.rows = [];
+                state.modules = [];
                 showError(e.message);
                 draw();
                 renderTop();
-                showGone();
+                renderModules();
+                $('gone').hidden = true;
                 document.body.dataset.state = 'error';
             }
         }
@@ -451,9 +540,10 @@
         }
     }
 
-    /* the tree and table of the chosen type, from the profile at hand */
-    function build() {
-        const p = state.profile, alloc = p.types.includes('alloc_space');
+
+    /* the type chosen: its index in the profile's types */
+    function typeIndex(p) {
+        const alloc = p.types.includes('alloc_space');
 
         /* alloc_* exist only with prof_accum: offer them only then */
         $('type-choice').hidden = !alloc;
@@ -461,22 +551,133 @@
             $('type').value = 'inuse';
         }
 
-        let ti = p.types.indexOf($('type').value + '_space');
+        const ti = p.types.indexOf($('type').value + '_space');
 
-        ti = ti !== -1 ? ti : Math.max(0, p.types.indexOf('inuse_space'));
-        state.tree = F.buildTree(p, ti);
+        return ti !== -1 ? ti : Math.max(0, p.types.indexOf('inuse_space'));
+    }
+
+    /* the tree and tables of the chosen type, from the profile at hand */
+    function build() {
+        const p = state.profile;
+
+        state.ti = typeIndex(p);
         state.based = Array.isArray(p.base_values);
-        state.largest = state.based ? F.largestChange(state.tree) : 0;
-        state.counted = F.countIndex(p, ti) !== -1;
+        state.counted = F.countIndex(p, state.ti) !== -1;
         if (!state.based && ['dflat', 'dcum'].includes(state.sort.key)) {
             state.sort = { key: 'flat', desc: true };
         }
-        state.rows = F.sortRows(F.top(p, ti), state.sort.key, state.sort.desc);
-        $('summary').textContent = summary(p, state.tree,
-                                           p.types[ti].startsWith('alloc'));
-        draw();
+        state.filters = null;
+        filter();
+    }
+
+    const FILTERS = ['focus', 'ignore', 'hide'];
+
+    /*
+     * Focus, ignore and hide, as typed: the tree of what they keep, and
+     * a note by each box of what it keeps.  A box that holds no regular
+     * expression says so, and the graph stays as it was.
+     */
+    function filter() {
+        const p = state.profile, res = {};
+        let bad = false;
+
+        for (const key of FILTERS) {
+            const r = F.regex($(key).value);
+
+            res[key] = r.re || null;
+            $(key + '-note').textContent = r.error || '';
+            $(key + '-note').classList.toggle('invalid', !!r.error);
+            $(key).setAttribute('aria-invalid', r.error ? 'true' : 'false');
+            bad = bad || !!r.error;
+        }
+
+        const key = FILTERS.map((k) => $(k).value.trim()).join('\n');
+
+        if (bad || p === null || (state.filters === key)) {
+            return;
+        }
+        state.filters = key;
+
+        const { tree, kept } = F.filter(p, state.ti, res);
+        const all = kept.all;
+        const of = (k) => F.formatCount(k.stacks) + ' of '
+            + F.formatCount(all.stacks) + ' stacks, '
+            + F.formatBytes(k.bytes) + ' of ' + F.formatBytes(all.bytes);
+
+        for (const k of ['focus', 'ignore']) {
+            if (kept[k]) {
+                $(k + '-note').textContent = k + ' keeps ' + of(kept[k]);
+            }
+        }
+        if (kept.hide) {
+            $('hide-note').textContent = 'hide takes '
+                + count(kept.hide.functions, 'function') + ' out of '
+                + count(kept.hide.stacks, 'stack');
+        }
+        state.tree = tree;
+        state.modules = null;
+        if ($('color').value === 'module') {
+            byModule();
+        }
+        views();
+        /* the graph first: the tables come once it is drawn */
+        document.body.dataset.tables = 'loading';
+        setTimeout(() => tables(tree), 0);
+    }
+
+    /* the top functions and the modules of tree, if still the one shown */
+    function tables(tree) {
+        if (tree !== state.tree) {
+            return;
+        }
+        state.rows = F.sortRows(F.top(tree), state.sort.key, state.sort.desc);
+        state.byFn = new Map(state.rows.map((r) => [r.fn, r]));
+        if (state.modules === null) {
+            byModule();
+        }
         renderTop();
+        renderModules();
         showGone();
+        detail(state.selected);
+        document.body.dataset.tables = 'ready';
+    }
+
+    /* the bytes by module, and the colours of that scheme */
+    function byModule() {
+        state.modules = F.modules(state.tree, state.profile);
+        state.colors = F.moduleColors(state.modules, state.profile);
+    }
+
+    /*
+     * The trees the view draws: the callers' (today's flame graph), the
+     * allocators' (inverted), or a function's callers (above) and
+     * callees (the graph).
+     */
+    function views() {
+        const fn = state.fn === '' ? -1 : state.profile.names.indexOf(state.fn);
+
+        state.view = state.view === 'sandwich' && fn === -1 ? 'callers'
+                                                            : state.view;
+        $('view').value = state.view;
+        $('view').querySelector('[value=sandwich]').disabled = fn === -1;
+        state.callers = null;
+        if (state.view === 'allocators') {
+            state.shown = F.invert(state.tree);
+        } else if (state.view === 'sandwich') {
+            const s = F.sandwich(state.tree, fn);
+
+            state.shown = s.callees;
+            state.callers = s.callers;
+        } else {
+            state.shown = state.tree;
+        }
+        state.largest = state.based ? F.largestChange(state.shown) : 0;
+        state.selected = -1;
+        $('sandwich-head').hidden = state.callers === null;
+        $('sandwich-head').textContent = state.callers === null ? ''
+            : 'The callers of ' + state.fn + ' above it, what it calls '
+              + 'below.';
+        draw();
     }
 
     /* 1 -> "1 object", 1234 -> "1,234 objects" */
@@ -484,8 +685,31 @@
         return F.formatCount(n) + ' ' + what + (n === 1 ? '' : 's');
     }
 
+    /*
+     * The summary line: the profile, and, zoomed, the frame zoomed into
+     * first, with its share.
+     */
+    function showSummary() {
+        const p = state.profile, t = state.tree;
+
+        if (p === null || t === null) {
+            $('summary').textContent = '';
+            return;
+        }
+
+        const alloc = p.types[state.ti].startsWith('alloc');
+        const z = state.zoomed, s = state.shown;
+        const zoomed = z > 0 ? F.label(s, z) + ': ' + F.formatBytes(s.total[z])
+            + (state.counted ? ' in ' + count(s.count[z], 'object') : '')
+            + ', ' + F.formatShare(s.total[z], s.total[0]) + ' of '
+            + F.formatBytes(s.total[0]) + ' (zoomed). All: ' : '';
+
+        $('summary').textContent = zoomed + summary(p, t, alloc);
+    }
+
     function summary(p, tree, alloc) {
-        const c = state.shown, tail = ', ' + count(p.stacks.length, 'stack')
+        const c = state.shown === null ? state.choices : state.loaded;
+        const tail = ', ' + count(p.stacks.length, 'stack')
             + '; one sample per ' + F.formatBytes(p.period)
             + ' allocated on average.';
         /* a window compares its end with its start, as a base */
@@ -494,27 +718,24 @@
             : c.snapshot ? (alloc ? ' allocated' : ' live') + ' as of '
                            + F.snapshotLabel(c.snapshot)
             : alloc ? ' allocated since sampling began' : ' live';
+        const total = tree.total[0], base = tree.base[0];
         const since = !state.based ? ''
-            : p.seconds ? '; ' + F.formatDelta(tree.total - tree.base)
+            : p.seconds ? '; ' + F.formatDelta(total - base)
                           + ' over the window' + judged(p.comparison)
-            : '; ' + F.formatDelta(tree.total - tree.base)
+            : '; ' + F.formatDelta(total - base)
               + ' since the base, ' + F.snapshotLabel(c.base) + ' ('
-              + F.formatBytes(tree.base) + ' then)' + judged(p.comparison);
+              + F.formatBytes(base) + ' then)' + judged(p.comparison);
 
-        if (tree.total === 0) {
+        if (total === 0) {
             return 'No sampled bytes' + what + since
                    + (c.snapshot || state.based ? '.'
                       : ': start sampling, let nginx work, then load again.');
         }
-        return F.formatBytes(tree.total) + what
-               + (state.counted ? ' in ' + count(tree.count, 'object') : '')
+        return F.formatBytes(total) + what
+               + (state.counted ? ' in ' + count(tree.count[0], 'object') : '')
                + since + tail;
     }
 
-    /*
-     * What a comparison rests on: the changes beyond the noise (the only
-     * ones painted), the samples, and the exact figure when known.
-     */
     function judged(c) {
         if (!c) {
             return '';
@@ -534,16 +755,16 @@
                + (c.caveat ? '; ' + c.caveat : '');
     }
 
-    /* the change of a frame, for its title */
-    function change(node) {
-        const d = node.total - node.base;
+    /* the change of node i of tree t since the base, in words */
+    function change(t, i) {
+        const d = t.total[i] - t.base[i];
 
         return d === 0 ? 'unchanged since the base'
             : F.formatDelta(d) + ' since the base'
-              + (node.base > 0 ? ' (' + F.formatBytes(node.base) + ' then)'
+              + (t.base[i] > 0 ? ' (' + F.formatBytes(t.base[i]) + ' then)'
                                : ' (new)')
-              + (node.sig === 0 ? ', within the sampling noise'
-                 : node.sig !== d ? ', ' + F.formatDelta(node.sig)
+              + (t.sig[i] === 0 ? ', within the sampling noise'
+                 : t.sig[i] !== d ? ', ' + F.formatDelta(t.sig[i])
                                     + ' of it beyond the sampling noise'
                  : '');
     }
@@ -553,19 +774,19 @@
      * the largest of it is named here, the rest summed.
      */
     function showGone() {
-        const gone = state.based ? F.gone(state.tree) : [], most = 5;
-        const rest = gone.slice(most).reduce((sum, n) => sum + n.base, 0);
+        const t = state.tree, gone = state.based ? F.gone(t) : [], most = 5;
+        const rest = gone.slice(most).reduce((sum, i) => sum + t.base[i], 0);
 
         $('legend').hidden = !state.based;
         $('gone').hidden = gone.length === 0;
         $('gone').replaceChildren(gone.length === 0 ? ''
                                   : 'Gone since the base, so not drawn: ');
-        gone.slice(0, most).forEach((n, i) => {
-            const name = el('code', n.name);
+        gone.slice(0, most).forEach((i, k) => {
+            const name = el('code', F.label(t, i));
 
-            name.title = F.pathOf(n).join(' \u2192 ');
-            $('gone').append(i ? ', ' : '', name,
-                             ' ' + F.formatDelta(-n.base));
+            name.title = F.pathOf(t, i).join(' \u2192 ');
+            $('gone').append(k ? ', ' : '', name,
+                             ' ' + F.formatDelta(-t.base[i]));
         });
         if (rest > 0) {
             $('gone').append(', and ' + (gone.length - most) + ' more '
@@ -573,99 +794,396 @@
         }
     }
 
-    function tooltip(f, focus) {
-        const node = f.node, all = state.tree.total;
+    /* a frame's native title: its name and figures, for a quick look */
+    function title(t, i, focus) {
+        const all = t.total[0];
 
-        return node.name + '\n' + F.formatBytes(node.total) + ', '
-            + F.formatShare(node.total, all) + ' of all'
-            + (focus !== state.tree && !f.ancestor
-               ? ', ' + F.formatShare(node.total, focus.total) + ' of '
-                 + focus.name : '')
-            + (state.based ? '\n' + change(node) : '')
-            + (state.counted ? '\n' + count(node.count, 'object') : '')
-            + (node.self > 0 ? '\nallocated here: ' + F.formatBytes(node.self)
+        return F.label(t, i) + '\n' + F.formatBytes(t.total[i]) + ', '
+            + F.formatShare(t.total[i], all) + ' of all'
+            + (focus > 0 && i !== focus && t.total[i] <= t.total[focus]
+               ? ', ' + F.formatShare(t.total[i], t.total[focus]) + ' of '
+                 + F.label(t, focus) : '')
+            + (state.based ? '\n' + change(t, i) : '')
+            + (state.counted ? '\n' + count(t.count[i], 'object') : '')
+            + (t.self[i] > 0 ? '\nallocated here: ' + F.formatBytes(t.self[i])
                              : '');
     }
 
-    /* the flame graph: only the frames that layout() keeps get an element */
-    function draw() {
-        const box = $('flame'), width = box.clientWidth || 800;
-        const focus = state.tree && F.find(state.tree, state.focus);
-        let depth = 0;
+    /* the class of a frame's colour: by change, by module or by name */
+    function colorClass(t, i) {
+        if (state.based) {
+            return F.changeClass(t.sig[i], state.largest);
+        }
+        if (i === 0) {
+            return 'root';
+        }
+        if ($('color').value === 'module') {
+            const file = F.fileOf(state.profile, t.name[i]);
 
-        state.frames = state.tree
-            ? F.layout(state.tree, state.focus, width, { minPx: 0.5,
-                                                          cap: 4000 })
-            : [];
-        box.replaceChildren(...state.frames.map((f, i) => {
-            const e = el('div', f.node.name, 'frame '
-                         + (state.based
-                            ? F.changeClass(f.node.sig, state.largest)
-                            : F.colorOf(f.node.name))
-                         + (f.ancestor ? ' ancestor' : '')
-                         + (f.node === focus ? ' focus' : '')
-                         /* the name stays in the DOM, for find and readers */
-                         + (f.w < 24 ? ' narrow' : ''));
+            return state.colors.get(file ? file.label : 'unknown') || 'mx';
+        }
+        return F.colorOf(F.label(t, i));
+    }
 
-            e.title = tooltip(f, focus);
-            e.dataset.i = i;
+    /*
+     * One graph into box: only the frames that layout() keeps get an
+     * element, and a hatched mark where it left frames out.  flip draws
+     * the root at the bottom (a function's callers, above it).
+     */
+    function graph(box, t, path, flip) {
+        const width = box.clientWidth || 800;
+        const frames = F.layout(t, path, width, {
+            minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
+        const rows = frames.reduce((d, f) => Math.max(d, f.depth + 1), 1);
+        const top = (depth) => (flip ? rows - 1 - depth : depth) * ROW + 'px';
+        const found = state.found;
+
+        box.replaceChildren(...frames.map((f, k) => {
+            const i = f.id, e = el('div', f.chain ? F.chainLabel(t, f.chain)
+                                                  : F.label(t, i), 'frame '
+                + colorClass(t, i)
+                + (f.ancestor ? ' ancestor' : '')
+                + (i === frames.focus && i > 0 ? ' focus' : '')
+                + (found && i > 0 && found.names.has(t.name[i]) ? ' match' : '')
+                /* the name stays in the DOM, for find and readers */
+                + (f.w < 24 ? ' narrow' : ''));
+
+            e.title = (f.chain ? F.chainLabel(t, f.chain) + ', then ' : '')
+                      + title(t, i, frames.focus);
+            e.dataset.i = k;
             /* CSSOM, not a style attribute: the CSP allows only this */
             e.style.left = f.x + 'px';
             e.style.width = f.w + 'px';
-            e.style.top = f.depth * ROW + 'px';
-            depth = Math.max(depth, f.depth + 1);
+            e.style.top = top(f.depth);
+            return e;
+        }), ...frames.marks.map((m, k) => {
+            const e = el('div', '', 'more');
+
+            e.title = count(m.frames, 'frame') + ' below ' + F.label(t, m.parent)
+                + ', ' + F.formatBytes(m.bytes) + ', too narrow to draw: '
+                + 'click to zoom into them';
+            e.dataset.m = k;
+            /* at least a sliver that a pointer finds */
+            e.style.left = Math.max(0, Math.min(m.x, width - 4)) + 'px';
+            e.style.width = Math.max(m.w, 4) + 'px';
+            e.style.top = top(m.depth);
             return e;
         }));
-        box.style.height = depth * ROW + 'px';
-        $('reset').disabled = focus === state.tree;
-        mark();
+        box.style.height = (rows + (flip ? 0 : 1)) * ROW + 'px';
+        return frames;
+    }
+
+    /* the flame graph, and a function's callers above it */
+    function draw() {
+        const t = state.shown;
+
+        if (t === null) {
+            state.frames = [];
+            $('flame').replaceChildren();
+            $('callers').replaceChildren();
+            $('callers').hidden = true;
+            $('reset').disabled = true;
+            detail(-1);
+            showSummary();
+            return;
+        }
+        state.frames = graph($('flame'), t, state.focus, false);
+        state.zoomed = state.frames.focus;
+        state.at = new Map(state.frames.map((f, k) => [f.id, k]));
+        state.folded = new Map(state.frames.filter((f) => f.chain)
+            .flatMap((f) => f.chain.map((i) => [i, f.id])));
+        $('callers').hidden = state.callers === null;
+        state.callerFrames = state.callers === null ? []
+            : graph($('callers'), state.callers, [], true);
+        $('reset').disabled = state.zoomed === 0;
+        select(state.at.has(state.selected) ? state.selected : -1);
+        showSummary();
+        showMatch();
+    }
+
+    /* the frame node i is drawn in (its own, or a folded run's), or -1 */
+    function drawn(i) {
+        return state.at.has(i) ? i : state.folded.has(i) ? state.folded.get(i)
+                                                          : -1;
+    }
+
+    /* the selected frame: marked, and in the panel when nothing is hovered */
+    function select(i) {
+        const old = $('flame').querySelector('.frame.selected');
+
+        if (old !== null) {
+            old.classList.remove('selected');
+        }
+        state.selected = i;
+        if (i !== -1 && state.at.has(i)) {
+            const e = $('flame').children[state.at.get(i)];
+
+            e.classList.add('selected');
+        }
+        detail(i);
+    }
+
+    /*
+     * The panel of a frame (node i of tree t, the graph's by default):
+     * its name in full with the symbol to copy, its bytes and objects,
+     * its share of all and of the zoomed frame, and the file it lies in.
+     */
+    function detail(i, t = state.shown) {
+        const p = state.profile, none = i === -1 || t === null;
+
+        $('d-body').hidden = none;
+        $('d-hint').hidden = !none;
+        $('d-name').textContent = none ? '\u00a0' : F.label(t, i);
+        if (none) {
+            return;
+        }
+
+        const f = t.name[i], z = t === state.shown ? state.zoomed : 0;
+        const file = i > 0 ? F.fileOf(p, f) : null;
+        const objects = (n) => (state.counted ? ', ' + count(n, 'object')
+                                              : '');
+
+        $('d-raw').textContent = i === 0 ? ''
+            : (p.raw && p.raw[f]) || p.names[f];
+        $('d-raw-line').hidden = i === 0;
+        $('d-total').textContent = F.formatBytes(t.total[i])
+                                   + objects(t.count[i]);
+        $('d-self').textContent = F.formatBytes(t.self[i])
+                                  + objects(t.cself[i]);
+        $('d-share').textContent = F.formatShare(t.total[i], t.total[0])
+            + ' of all' + (z > 0 && i !== z && t.total[i] <= t.total[z]
+                           ? ', ' + F.formatShare(t.total[i], t.total[z])
+                             + ' of ' + F.label(t, z) + ' (zoomed)' : '');
+        /* the allocators' view has the bytes at the top: no self there */
+        $('d-self-row').hidden = state.view === 'allocators';
+
+        const r = i > 0 ? state.byFn.get(f) : undefined;
+
+        $('d-function').textContent = r === undefined ? ''
+            : F.formatBytes(r.flat) + ' allocated by it, '
+              + F.formatBytes(r.cum) + ' by it and what it calls (flat and '
+              + 'cum, in all its frames)';
+        $('d-function-row').hidden = r === undefined;
+        $('d-change-row').hidden = !state.based;
+        $('d-change').textContent = state.based ? change(t, i) : '';
+        $('d-file').textContent = i === 0 ? '' : file === null ? 'unknown'
+            : file.label + ' (' + file.kind + ')';
+        $('d-file').title = file === null ? '' : file.path;
+        $('d-path').textContent = F.pathOf(t, i).join(' \u2192 ');
+        $('d-sandwich').hidden = i === 0;
+        $('d-focus').hidden = i === 0;
+        state.detailed = i === 0 ? '' : p.names[f];
     }
 
     /* the search: frames and table rows of matching functions get "match" */
     function mark() {
-        const text = $('search').value.trim();
-        const found = text && state.tree ? F.search(state.tree, text) : null;
-        const hit = (name) => found !== null && found.names.has(name);
+        const r = F.regex($('search').value);
 
-        Array.from($('flame').children).forEach((e, i) =>
-            e.classList.toggle('match', hit(state.frames[i].node.name)));
+        $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
+        state.searched = $('search').value;
+        state.found = r.re && state.shown ? F.search(state.shown, r.re) : null;
+        state.matchAt = -1;
+        state.searchError = r.error || '';
+
+        const hit = (k, t) => state.found !== null && k > 0
+                              && state.found.names.has(t.name[k]);
+
+        Array.from($('flame').querySelectorAll('.frame')).forEach((e, k) =>
+            e.classList.toggle('match', hit(state.frames[k].id, state.shown)));
         Array.from($('top').tBodies[0].rows).forEach((tr) =>
-            tr.classList.toggle('match', hit(tr.cells[0].textContent)));
-        $('match').textContent = found === null ? ''
+            tr.classList.toggle('match', state.found !== null
+                && state.found.names.has(Number(tr.dataset.fn))));
+        showMatch();
+    }
+
+    function showMatch() {
+        const found = state.found, n = found ? found.matches.length : 0;
+
+        $('prev').disabled = $('next').disabled = n === 0;
+        $('match').textContent = state.searchError ? state.searchError
+            : found === null ? ''
             : 'matched ' + F.formatBytes(found.total) + ', '
-              + F.formatShare(found.total, state.tree.total) + ' of all';
+              + F.formatShare(found.total, state.shown.total[0]) + ' of all'
+              + (n === 0 ? ''
+                 : state.matchAt >= 0 ? '; ' + (state.matchAt + 1) + ' of '
+                                        + count(n, 'frame')
+                 : '; ' + count(n, 'frame'));
+        $('match').classList.toggle('invalid', state.searchError !== '');
+    }
+
+    /*
+     * The next (1) or previous (-1) matching frame, widest first,
+     * selected; zoomed into its caller if too narrow to be drawn.
+     */
+    function nextMatch(dir) {
+        const found = state.found, t = state.shown;
+
+        if (found === null || found.matches.length === 0) {
+            return;
+        }
+
+        const n = found.matches.length;
+        const k = state.matchAt === -1 ? (dir > 0 ? 0 : n - 1)
+                                       : (state.matchAt + dir + n) % n;
+        const i = found.matches[k];
+
+        if (!state.at.has(i)) {
+            zoom(F.pathOf(t, t.parent[i]));
+            if (!state.at.has(i)) {
+                zoom(F.pathOf(t, i));
+            }
+        }
+        state.matchAt = k;
+        select(i);
+        showMatch();
+    }
+
+    /*
+     * The keys of the graph: arrows move the selection (up: the caller,
+     * down: the widest callee, left and right: the frame beside it in
+     * its row), Enter zooms into it, Escape or Backspace one step out
+     * (past callers that only pass all their bytes on).
+     */
+    function key(ev) {
+        const t = state.shown, frames = state.frames;
+        let i = state.selected === -1 ? state.zoomed : state.selected;
+
+        if (t === null || ev.altKey || ev.ctrlKey || ev.metaKey) {
+            return;
+        }
+        if (ev.key === 'ArrowUp') {
+            /* out of a folded run: above its first */
+            const f = frames[state.at.get(i)];
+
+            if (i > 0) {
+                i = t.parent[f && f.chain ? f.chain[0] : i];
+                i = drawn(i) !== -1 ? drawn(i) : i;
+            }
+        } else if (ev.key === 'ArrowDown') {
+            const c = F.children(t, i);
+
+            if (c.length > 0 && t.total[c[0]] > 0) {
+                if (drawn(c[0]) === -1) {
+                    zoom(F.pathOf(t, i));
+                }
+                i = drawn(c[0]) !== -1 ? drawn(c[0]) : c[0];
+            }
+        } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
+            const f = frames[state.at.get(i)];
+
+            if (f === undefined) {
+                return;     /* not drawn: nothing beside it */
+            }
+
+            const row = frames.filter((g) => g.depth === f.depth)
+                .sort((a, b) => a.x - b.x);
+            const k = row.indexOf(f) + (ev.key === 'ArrowLeft' ? -1 : 1);
+
+            i = k >= 0 && k < row.length ? row[k].id : i;
+        } else if (ev.key === 'Enter') {
+            zoom(F.pathOf(t, i));
+        } else if (ev.key === 'Escape' || ev.key === 'Backspace') {
+            /* up to where the view changes: past a run of single callers */
+            let up = state.zoomed > 0 ? t.parent[state.zoomed] : 0;
+
+            while (up > 0 && t.self[up] === 0
+                   && t.total[F.children(t, up)[0]] === t.total[up]) {
+                up = t.parent[up];
+            }
+            if (state.zoomed > 0) {
+                zoom(F.pathOf(t, up));
+            }
+            i = up;
+        } else if (ev.key === 'n' || ev.key === 'N') {
+            nextMatch(ev.key === 'n' ? 1 : -1);
+            ev.preventDefault();
+            return;
+        } else {
+            return;
+        }
+        ev.preventDefault();
+        select(i);
     }
 
     function renderTop() {
-        const all = state.tree ? state.tree.total : 0;
+        const all = state.tree ? state.tree.total[0] : 0;
         const more = state.rows.length - TOP_ROWS;
         /* a comparison's change columns, as their heads in index.html */
         const delta = (d) => (state.based ? [el('td', F.formatDelta(d),
             'num' + (d > 0 ? ' grown' : d < 0 ? ' shrunk' : ''))] : []);
 
         $('top').tBodies[0].replaceChildren(...state.rows.slice(0, TOP_ROWS)
-            .map((r) => row([el('td', r.name, 'name'),
-                             el('td', F.formatBytes(r.flat), 'num'),
-                             el('td', F.formatShare(r.flat, all), 'num'),
-                             ...delta(r.dflat),
-                             el('td', F.formatBytes(r.cum), 'num'),
-                             el('td', F.formatShare(r.cum, all), 'num'),
-                             ...delta(r.dcum)])));
+            .map((r) => {
+                const tr = row([el('td', r.name, 'name'),
+                                el('td', F.formatBytes(r.flat), 'num'),
+                                el('td', F.formatShare(r.flat, all), 'num'),
+                                ...delta(r.dflat),
+                                el('td', F.formatBytes(r.cum), 'num'),
+                                el('td', F.formatShare(r.cum, all), 'num'),
+                                ...delta(r.dcum)]);
+
+                tr.dataset.fn = r.fn;
+                return tr;
+            }));
         $('top-more').textContent = more > 0
             ? more + ' more functions, each smaller: search to find one' : '';
-
-        for (const th of $('top').tHead.rows[0].cells) {
+        sortHeads($('top'), state.sort, (th) => {
             if (th.classList.contains('delta')) {
                 th.hidden = !state.based;
             }
-            if (th.dataset.key === state.sort.key) {
-                th.setAttribute('aria-sort', state.sort.desc ? 'descending'
-                                                             : 'ascending');
+        });
+        mark();
+    }
+
+    function sortHeads(table, sort, each) {
+        for (const th of table.tHead.rows[0].cells) {
+            each(th);
+            if (th.dataset.key === sort.key) {
+                th.setAttribute('aria-sort', sort.desc ? 'descending'
+                                                       : 'ascending');
             } else {
                 th.removeAttribute('aria-sort');
             }
         }
-        mark();
+    }
+
+    /* the bytes by module or library, and the colours of that scheme */
+    function renderModules() {
+        const all = state.tree ? state.tree.total[0] : 0;
+        const rows = F.sortRows((state.modules || []).slice(), state.msort.key,
+                                state.msort.desc, 'module');
+
+        $('modules').tBodies[0].replaceChildren(...rows.map((r) => {
+            const name = el('td', '', 'name');
+            const swatch = el('span', '', 'swatch '
+                              + (state.colors.get(r.module) || 'mx'));
+            const tr = row([name, el('td', F.formatBytes(r.bytes), 'num'),
+                            el('td', F.formatShare(r.bytes, all), 'num'),
+                            el('td', state.counted
+                                     ? F.formatCount(r.objects) : '-',
+                               'num')]);
+
+            name.append(swatch, ' ' + r.module);
+            name.title = r.kind;
+            return tr;
+        }));
+        $('modules-rule').textContent = F.MODULE_RULE + ' Colour by module '
+            + 'paints each frame in the colour of the file it lies in.';
+        sortHeads($('modules'), state.msort, () => {});
+        showLegend();
+    }
+
+    function showLegend() {
+        const by = $('color').value === 'module' && !state.based;
+
+        $('legend-modules').hidden = !by;
+        $('legend-modules').replaceChildren(...(by ? [...state.colors]
+            .filter(([, c]) => c !== 'mx')
+            .flatMap(([name, c]) => [el('span', '', 'swatch ' + c),
+                                     ' ' + name + ' ']) : []),
+            by && [...state.colors.values()].includes('mx')
+                ? el('span', '', 'swatch mx') : '',
+            by && [...state.colors.values()].includes('mx') ? ' the rest' : '');
     }
 
     /*
@@ -690,12 +1208,23 @@
 
         state.choices = F.choices(h);
         state.focus = h.getAll('zoom');
-        $('search').value = h.get('search') || '';
+        state.view = ['allocators', 'sandwich'].includes(h.get('view'))
+                     ? h.get('view') : 'callers';
+        state.fn = h.get('fn') || '';
+        for (const key of ['search', ...FILTERS]) {
+            $(key).value = h.get(key) || '';
+        }
         $('type').value = h.get('type') === 'alloc' ? 'alloc' : 'inuse';
+        $('color').value = h.get('color') === 'module' ? 'module' : 'name';
+        $('collapse').checked = h.get('collapse') !== '0';
         showChoices(state.choices);
     }
 
-    function writeHash() {
+    /*
+     * The view into the fragment; push makes it a step of the history
+     * (a zoom, a view), so that back goes to the one before.
+     */
+    function writeHash(push) {
         const h = new URLSearchParams(), c = state.choices;
 
         for (const key of ['pid', 'seconds', 'snapshot', 'base']) {
@@ -706,88 +1235,266 @@
         if ($('type').value !== 'inuse') {
             h.set('type', $('type').value);
         }
-        state.focus.forEach((name) => h.append('zoom', name));
-        if ($('search').value !== '') {
-            h.set('search', $('search').value);
+        if (state.view !== 'callers') {
+            h.set('view', state.view);
         }
-        history.replaceState(null, '', h.toString() === '' ? location.pathname
-                             + location.search : '#' + h);
+        if (state.view === 'sandwich') {
+            h.set('fn', state.fn);
+        }
+        if ($('color').value !== 'name') {
+            h.set('color', $('color').value);
+        }
+        if (!$('collapse').checked) {
+            h.set('collapse', '0');
+        }
+        state.focus.forEach((name) => h.append('zoom', name));
+        for (const key of ['search', ...FILTERS]) {
+            if ($(key).value !== '') {
+                h.set(key, $(key).value);
+            }
+        }
+
+        const url = h.toString() === '' ? location.pathname + location.search
+                                        : '#' + h;
+
+        if (push && url !== location.pathname + location.search
+                            + location.hash) {
+            history.pushState(null, '', url);
+        } else {
+            history.replaceState(null, '', url);
+        }
     }
 
     function zoom(path) {
         state.focus = path;
-        writeHash();
+        writeHash(true);
         draw();
     }
 
+    /* the view of another function's callers and callees */
+    function sandwich(name) {
+        state.view = 'sandwich';
+        state.fn = name;
+        state.focus = [];
+        writeHash(true);
+        if (state.tree !== null) {
+            views();
+            mark();
+        }
+    }
+
+    /* the profile asked first: the workers take it before the rest */
     function refresh() {
         clearErrors();
+        loadProfile();
         loadIndex();
         loadStats();
         loadSnapshots();
-        loadProfile();
     }
 
     /* the form's choices into the fragment, and what they show */
     function apply() {
         sync();
         state.choices = formChoices();
-        writeHash();
+        writeHash(false);
         refresh();
     }
 
-    $('flame').addEventListener('click', (ev) => {
-        const e = ev.target.closest('.frame');
-
-        if (e !== null) {
-            zoom(F.pathOf(state.frames[e.dataset.i].node));
-        }
-    });
-    $('reset').addEventListener('click', () => zoom([]));
-    document.addEventListener('keydown', (ev) => {
-        if (ev.key === 'Escape' && !ev.target.closest('input, select')) {
-            zoom([]);
-        }
-    });
-    $('search').addEventListener('input', later(() => {
-        writeHash();
-        mark();
-    }));
-    /* a fragment edited by hand: a load if the choices changed */
-    window.addEventListener('hashchange', () => {
+    /* back, forward, or a fragment edited by hand: as little as changed */
+    function fromHash() {
         const was = F.query(state.choices), type = $('type').value;
+        const view = state.view + '\n' + state.fn;
+        const filters = FILTERS.map((k) => $(k).value).join('\n');
 
         readHash();
         if (F.query(state.choices) !== was) {
             refresh();
-        } else if ($('type').value !== type && state.profile !== null) {
+        } else if (state.profile === null) {
+            return;
+        } else if ($('type').value !== type) {
             build();
+        } else if (FILTERS.map((k) => $(k).value).join('\n') !== filters) {
+            filter();
+        } else if (state.view + '\n' + state.fn !== view) {
+            views();
         } else {
             draw();
         }
+        mark();
+        showLegend();
+    }
+
+    /* a frame of the graph, or a mark of frames too narrow to draw */
+    $('flame').addEventListener('click', (ev) => {
+        const e = ev.target.closest('.frame, .more');
+        const t = state.shown;
+
+        if (e === null) {
+            return;
+        }
+        if (e.dataset.m !== undefined) {
+            /* into their caller; if it is zoomed already, the widest */
+            const m = state.frames.marks[e.dataset.m];
+            const i = m.parent === state.zoomed ? m.widest : m.parent;
+
+            zoom(F.pathOf(t, i));
+            select(i);
+        } else {
+            const i = state.frames[e.dataset.i].id;
+
+            zoom(F.pathOf(t, i));
+            select(i);
+        }
+        $('flame').focus();
     });
-    window.addEventListener('resize', later(draw));
+    $('flame').addEventListener('keydown', key);
+    /* hover fills the panel; leaving the graph shows the selection again */
+    for (const id of ['flame', 'callers']) {
+        $(id).addEventListener('mouseover', (ev) => {
+            const e = ev.target.closest('.frame');
 
-    $('top').tHead.addEventListener('click', (ev) => {
-        const th = ev.target.closest('th[data-key]');
+            if (e !== null) {
+                detail(id === 'flame' ? state.frames[e.dataset.i].id
+                                      : state.callerFrames[e.dataset.i].id,
+                       id === 'flame' ? state.shown : state.callers);
+            }
+        });
+        $(id).addEventListener('mouseleave', () => detail(state.selected));
+    }
+    /* a caller of the function: its own callers and callees */
+    $('callers').addEventListener('click', (ev) => {
+        const e = ev.target.closest('.frame');
 
-        if (th !== null) {
-            /* again on the same head turns the order; names go A to Z */
-            const key = th.dataset.key;
+        if (e !== null) {
+            const i = state.callerFrames[e.dataset.i].id;
 
-            state.sort = { key, desc: key === state.sort.key
-                                      ? !state.sort.desc : key !== 'name' };
-            F.sortRows(state.rows, key, state.sort.desc);
-            renderTop();
+            if (i > 0) {
+                sandwich(F.label(state.callers, i));
+            }
         }
     });
+    $('d-sandwich').addEventListener('click', () => {
+        if (state.detailed !== '') {
+            sandwich(state.detailed);
+        }
+    });
+    /* a regular expression of one name and nothing else */
+    function exactly(name) {
+        return '^' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
+    }
+
+    /* focus on a function: its name, as a regular expression */
+    $('d-focus').addEventListener('click', () => {
+        if (state.detailed !== '') {
+            $('focus').value = exactly(state.detailed);
+            writeHash(true);
+            filter();
+            mark();
+        }
+    });
+    $('copy').addEventListener('click', () => {
+        const text = $('d-raw').textContent;
+
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+            navigator.clipboard.writeText(text).catch(() => selectRaw());
+        } else {
+            selectRaw();
+        }
+    });
+
+    /* without the clipboard (plain http), the symbol selected to copy */
+    function selectRaw() {
+        const r = document.createRange();
+
+        r.selectNodeContents($('d-raw'));
+        getSelection().removeAllRanges();
+        getSelection().addRange(r);
+    }
+
+    $('reset').addEventListener('click', () => zoom([]));
+    $('view').addEventListener('change', () => {
+        state.view = $('view').value;
+        state.focus = [];
+        writeHash(true);
+        if (state.tree !== null) {
+            views();
+            mark();
+        }
+    });
+    $('collapse').addEventListener('change', () => {
+        writeHash(false);
+        draw();
+    });
+    $('color').addEventListener('change', () => {
+        writeHash(false);
+        if (state.tree !== null && state.modules === null) {
+            byModule();
+        }
+        draw();
+        showLegend();
+    });
+    /* n and N anywhere but in a box; Escape out of a zoom */
+    document.addEventListener('keydown', (ev) => {
+        if (ev.target.closest('input, select, textarea, #flame')) {
+            return;
+        }
+        if (ev.key === 'n' || ev.key === 'N' || ev.key === 'Escape') {
+            key(ev);
+        }
+    });
+    $('search').addEventListener('input', later(() => {
+        writeHash(false);
+        mark();
+    }));
+    $('search').addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter') {
+            ev.preventDefault();
+            if ($('search').value !== state.searched) {
+                mark();     /* typed, not marked yet */
+            }
+            nextMatch(ev.shiftKey ? -1 : 1);
+        }
+    });
+    $('next').addEventListener('click', () => nextMatch(1));
+    $('prev').addEventListener('click', () => nextMatch(-1));
+    for (const k of FILTERS) {
+        $(k).addEventListener('input', later(() => {
+            filter();
+            writeHash(false);
+            mark();
+        }));
+    }
+    window.addEventListener('popstate', fromHash);
+    window.addEventListener('hashchange', fromHash);
+    window.addEventListener('resize', later(draw));
+
+    /* a head sorts by its column; again turns the order; names A to Z */
+    function sorter(table, get, set, render, name) {
+        table.tHead.addEventListener('click', (ev) => {
+            const th = ev.target.closest('th[data-key]');
+
+            if (th !== null) {
+                const key = th.dataset.key, s = get();
+
+                set({ key, desc: key === s.key ? !s.desc : key !== name });
+                render();
+            }
+        });
+    }
+    sorter($('top'), () => state.sort, (s) => {
+        state.sort = s;
+        F.sortRows(state.rows, s.key, s.desc);
+    }, renderTop, 'name');
+    sorter($('modules'), () => state.msort, (s) => { state.msort = s; },
+           renderModules, 'module');
+
     /* a function of the table: show it in the graph */
     $('top').tBodies[0].addEventListener('click', (ev) => {
         const td = ev.target.closest('td.name');
 
         if (td !== null) {
-            $('search').value = td.textContent;
-            writeHash();
+            $('search').value = exactly(td.textContent);
+            writeHash(false);
             mark();
         }
     });
@@ -807,7 +1514,7 @@
         }
     });
     $('type').addEventListener('change', () => {
-        writeHash();
+        writeHash(false);
         if (state.profile !== null) {
             build();
         }

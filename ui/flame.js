@@ -1,13 +1,19 @@
 /*
  * MallocFlame: the part of the heap viewer that knows no DOM, so that
- * node's test runner checks it (t/ui/flame.test.js).  A profile of
- * <location>/pprof/heap.json is merged into one call tree once; the flame
- * graph, the search and the zoom then walk only the part of that tree that
- * is wide enough to be seen, which keeps 50k stacks fast.
+ * node's test runner checks it (t/ui/flame.test.js).  pprof/heap.json
+ * brings the call tree ready made ("nodes", parent before children):
+ * the tree here is typed arrays indexed by node, summed in one backward
+ * pass, so that 50k stacks are drawn in the time the profile takes to
+ * come.  The views that the server's tree is not (allocators first,
+ * callers and callees of a function, frames hidden) are built from the
+ * nodes that end stacks, into the same form.
  *
- * A comparison (?base=) has "base_values" beside "values": the tree then
- * keeps both, widths go by now and colours by the change (changeClass()),
- * as a differential flame graph does.
+ * A tree t has t.n nodes; node 0 is the root ("all"), t.name[i] the
+ * index in the profile's names of node i (-1 for the root), t.parent[i]
+ * (always < i); total, self, count (objects), cself, and, in a
+ * comparison, base, bself (the base's total and self), sig and ssig (the
+ * part of total - base and self - bself beyond the sampling noise: all
+ * of it when the profile does not judge).
  *
  * A plain script rather than an ES module: the browser gets a global
  * MallocFlame from <script src>, node gets it from require().
@@ -16,27 +22,16 @@
 (function (global) {
     'use strict';
 
-    /* the first index of each name: two equal names make one frame */
-    function nameIds(names) {
-        const first = new Map(), ids = new Int32Array(names.length);
-
-        names.forEach((name, i) => {
-            if (!first.has(name)) {
-                first.set(name, i);
-            }
-            ids[i] = first.get(name);
-        });
-        return ids;
-    }
+    const FORM = 'the profile is not in the form of pprof/heap.json';
 
     /* a profile we cannot read is an error to show, not a broken graph */
     function check(p, ti) {
         if (!(p && Array.isArray(p.names) && Array.isArray(p.types)
+              && Array.isArray(p.nodes) && p.nodes.length % 2 === 0
               && Array.isArray(p.stacks) && Array.isArray(p.values)
               && p.stacks.length === p.values.length
               && ti >= 0 && ti < p.types.length)) {
-            throw new Error('the profile is not in the form of '
-                            + 'pprof/heap.json');
+            throw new Error(FORM);
         }
         if (p.base_values !== undefined
             && !(Array.isArray(p.base_values)
@@ -65,79 +60,394 @@
     }
 
     /*
-     * The merged call tree: a node per distinct path of names from the
-     * root, with total (itself and below) and self (stacks ending in it)
-     * of type ti, count, of the matching objects type, and base and
-     * bself, total and self in the base of a comparison, and sig and
-     * ssig, the part of total - base and self - bself that changed beyond
-     * the sampling noise (all of it when the profile does not judge, as
-     * "significant" in heap.json does).  Stacks come root first.  A
-     * stack only in the base makes nodes of total 0: layout() leaves them
-     * out, gone() lists them.
+     * The server's tree as {n, name, parent, leaf}: node i + 1 is the
+     * profile's node i (0 is the root), leaf[s] the node that ends stack
+     * s.  Made once per profile: a change of type or filter reuses it.
      */
-    function buildTree(p, ti, ci) {
-        check(p, ti);
-        ci = ci === undefined ? countIndex(p, ti) : ci;
+    function skeleton(p) {
+        if (p.skeleton !== undefined) {
+            return p.skeleton;
+        }
 
-        const ids = nameIds(p.names), width = p.names.length + 1;
-        const node = (name, parent, id) => ({ name, self: 0, total: 0,
-                                              count: 0, base: 0, bself: 0,
-                                              sig: 0, ssig: 0,
-                                              children: [], parent, id });
-        const root = node('all', null, 0);
-        /* one map for the whole tree: a Map per node costs more */
-        const children = new Map();
-        let serial = 1;
+        const nodes = p.nodes, n = nodes.length / 2 + 1, names = p.names.length;
+        const name = new Int32Array(n), parent = new Int32Array(n);
+        const leaf = new Int32Array(p.stacks.length);
 
-        p.stacks.forEach((stack, s) => {
-            const [v, b] = sides(p, s, ti);
-            const c = v > 0 && ci >= 0 ? p.values[s][ci] : 0;
-            const d = !p.significant || p.significant[s] !== 0 ? v - b : 0;
-            let n = root;
+        name[0] = -1;
+        parent[0] = -1;
+        for (let i = 1; i < n; i++) {
+            const f = nodes[2 * i - 2], up = nodes[2 * i - 1];
 
-            if (v === 0 && b === 0) {
-                return;
+            if (!(f >= 0 && f < names && up >= 0 && up < i)) {
+                throw new Error(FORM + ': node ' + (i - 1) + ' is ['
+                                + f + ', ' + up + ']');
             }
-            n.total += v;
-            n.count += c;
-            n.base += b;
-            n.sig += d;
-
-            for (const f of stack) {
-                if (!(f >= 0 && f < ids.length)) {
-                    throw new Error('stack ' + s + ' names no function: ' + f);
-                }
-                const key = n.id * width + ids[f];
-                let next = children.get(key);
-
-                if (next === undefined) {
-                    next = node(p.names[ids[f]], n, serial++);
-                    n.children.push(next);
-                    children.set(key, next);
-                }
-                next.total += v;
-                next.count += c;
-                next.base += b;
-                next.sig += d;
-                n = next;
+            name[i] = f;
+            parent[i] = up === 0 ? 0 : i - up;
+        }
+        p.stacks.forEach((node, s) => {
+            if (!(node >= 0 && node < n - 1)) {
+                throw new Error('stack ' + s + ' ends in no node: ' + node);
             }
-            n.self += v;
-            n.bself += b;
-            n.ssig += d;
+            leaf[s] = node + 1;
         });
-
-        sortTree(root);
-        return root;
+        Object.defineProperty(p, 'skeleton', { value: { n, name, parent, leaf },
+                                               enumerable: false });
+        return p.skeleton;
     }
 
     /*
-     * Widest first, so that layout() stops at the first child too narrow
-     * to draw; equal ones by name, so that a reload keeps the order.
+     * The totals of a skeleton whose self values add() has set: one
+     * backward pass, for a parent comes before its children.  Children
+     * are listed per node (first, kids), in no order until children()
+     * sorts them; size[i] counts the nodes with bytes in i's subtree.
      */
-    function sortTree(node) {
-        node.children.sort((a, b) => b.total - a.total
-                                     || (a.name < b.name ? -1 : 1));
-        node.children.forEach(sortTree);
+    function sum(sk, names, add, based) {
+        const n = sk.n, parent = sk.parent;
+        /* without a base, one array of zeros stands for all four */
+        const zero = based ? null : new Float64Array(n);
+        const t = { n, names, name: sk.name, parent, based,
+                    total: new Float64Array(n), self: new Float64Array(n),
+                    count: new Float64Array(n), cself: new Float64Array(n),
+                    base: zero || new Float64Array(n),
+                    bself: zero || new Float64Array(n),
+                    sig: zero || new Float64Array(n),
+                    ssig: zero || new Float64Array(n),
+                    size: new Int32Array(n), first: new Int32Array(n + 1),
+                    kids: new Int32Array(Math.max(0, n - 1)),
+                    sorted: new Uint8Array(n) };
+        const { total, count, base, sig, size, first, kids } = t;
+
+        add(t);
+        total.set(t.self);
+        count.set(t.cself);
+        if (based) {
+            base.set(t.bself);
+            sig.set(t.ssig);
+        }
+        for (let i = n - 1; i > 0; i--) {
+            const q = parent[i];
+
+            total[q] += total[i];
+            count[q] += count[i];
+            if (based) {
+                base[q] += base[i];
+                sig[q] += sig[i];
+            }
+            size[i] += total[i] > 0 ? 1 : 0;
+            size[q] += size[i];
+            first[q + 1]++;
+        }
+        size[0] += total[0] > 0 ? 1 : 0;
+        for (let i = 0; i < n; i++) {
+            first[i + 1] += first[i];
+        }
+
+        const at = first.slice(0, n);
+
+        for (let i = 1; i < n; i++) {
+            kids[at[parent[i]]++] = i;
+        }
+        return t;
+    }
+
+    /*
+     * The children of node i, widest first, so that layout() stops at
+     * the first one too narrow to draw; equal ones by name, so that a
+     * reload keeps the order.  Sorted when first asked for.
+     */
+    function children(t, i) {
+        const list = t.kids.subarray(t.first[i], t.first[i + 1]);
+
+        if (!t.sorted[i] && list.length > 1) {
+            const { total, base } = t;
+
+            list.sort((a, b) => total[b] - total[a] || base[b] - base[a]
+                                || (label(t, a) < label(t, b) ? -1 : 1));
+        }
+        t.sorted[i] = 1;
+        return list;
+    }
+
+    /* the function of a node; the root is "all" */
+    function label(t, i) {
+        return i === 0 ? 'all' : t.names[t.name[i]];
+    }
+
+    /*
+     * The self values of the stacks that keep (a Uint8Array by stack, or
+     * none for all) on the leaves of the server's tree.
+     */
+    function stackValues(p, ti, ci, leaf, keep) {
+        return (t) => {
+            for (let s = 0; s < leaf.length; s++) {
+                if (keep !== undefined && !keep[s]) {
+                    continue;
+                }
+
+                const row = p.values[s], v = row[ti] > 0 ? row[ti] : 0;
+                const i = leaf[s];
+
+                t.self[i] += v;
+                t.cself[i] += v > 0 && ci >= 0 ? row[ci] : 0;
+                if (t.based) {
+                    const b = sides(p, s, ti)[1];
+
+                    t.bself[i] += b;
+                    t.ssig[i] += !p.significant || p.significant[s] !== 0
+                                 ? v - b : 0;
+                }
+            }
+        };
+    }
+
+    /*
+     * The call tree of type ti (bytes in use, or allocated) from the
+     * profile's nodes: the root first, the functions that allocated at
+     * the ends.  keep, a Uint8Array by stack, leaves the others out.  A
+     * stack only in the base makes nodes of total 0: layout() leaves
+     * them out, gone() lists them.
+     */
+    function buildTree(p, ti, keep) {
+        check(p, ti);
+
+        const sk = skeleton(p);
+
+        return sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
+                                            sk.leaf, keep),
+                   Array.isArray(p.base_values));
+    }
+
+    /*
+     * Nodes made one path at a time, merged where the names agree: the
+     * views that the server's tree is not.  The child of (parent, name)
+     * is found in a table of open addressing on typed arrays: a Map of
+     * numbers past 2^31 took half a second for 50k stacks.
+     */
+    function builder() {
+        let name = new Int32Array(1024), parent = new Int32Array(1024), n = 1;
+        let slots = new Int32Array(2048).fill(-1), mask = 2047;
+
+        const slot = (q, f) => {
+            let h = (Math.imul(q, 0x9e3779b1) ^ Math.imul(f, 0x85ebca77))
+                    & mask;
+
+            for (;;) {
+                const id = slots[h];
+
+                if (id === -1 || (parent[id] === q && name[id] === f)) {
+                    return h;
+                }
+                h = (h + 1) & mask;
+            }
+        };
+        const grow = () => {
+            const a = new Int32Array(2 * n), b = new Int32Array(2 * n);
+
+            a.set(name);
+            b.set(parent);
+            name = a;
+            parent = b;
+            slots = new Int32Array(4 * n).fill(-1);
+            mask = 4 * n - 1;
+            for (let id = 1; id < n; id++) {
+                slots[slot(parent[id], name[id])] = id;
+            }
+        };
+
+        name[0] = -1;
+        parent[0] = -1;
+        return {
+            child(q, f) {
+                let h = slot(q, f);
+
+                if (slots[h] !== -1) {
+                    return slots[h];
+                }
+                if (n === name.length) {
+                    grow();
+                    h = slot(q, f);
+                }
+                name[n] = f;
+                parent[n] = q;
+                slots[h] = n;
+                return n++;
+            },
+            skeleton: () => ({ n, name: name.subarray(0, n),
+                               parent: parent.subarray(0, n) })
+        };
+    }
+
+    /* the functions of node i, from it out to the outermost caller */
+    function outwards(t, i) {
+        const out = [];
+
+        for (; i > 0; i = t.parent[i]) {
+            out.push(t.name[i]);
+        }
+        return out;
+    }
+
+    /*
+     * A tree of the same stacks along other paths: path(frames) gets the
+     * functions of each stack's end, innermost first, and returns those
+     * of the new path root first, or null to leave the stack out.
+     */
+    function derive(src, path) {
+        const b = builder(), ends = [], at = [];
+
+        for (let i = 1; i < src.n; i++) {
+            if (src.self[i] === 0 && src.bself[i] === 0 && src.cself[i] === 0) {
+                continue;
+            }
+
+            const names = path(outwards(src, i));
+
+            if (names === null) {
+                continue;
+            }
+
+            let node = 0;
+
+            for (const f of names) {
+                node = b.child(node, f);
+            }
+            ends.push(i);
+            at.push(node);
+        }
+        return sum(b.skeleton(), src.names, (d) => ends.forEach((i, k) => {
+            d.self[at[k]] += src.self[i];
+            d.cself[at[k]] += src.cself[i];
+            if (d.based) {
+                d.bself[at[k]] += src.bself[i];
+                d.ssig[at[k]] += src.ssig[i];
+            }
+        }), src.based);
+    }
+
+    /* the allocating functions below the root, their callers below them */
+    function invert(t) {
+        return derive(t, (frames) => frames);
+    }
+
+    /*
+     * A function's sandwich, as speedscope's: {callers, callees}, trees
+     * of the stacks through f (an index of names) rooted in f, one of its
+     * callers outwards, the other of what it calls.  A recursive f is
+     * taken at its outermost frame, so that each stack counts once.
+     */
+    function sandwich(t, f) {
+        return {
+            callers: derive(t, (frames) => {
+                const k = frames.lastIndexOf(f);
+
+                return k === -1 ? null : frames.slice(k);
+            }),
+            callees: derive(t, (frames) => {
+                const k = frames.lastIndexOf(f);
+
+                return k === -1 ? null : frames.slice(0, k + 1).reverse();
+            })
+        };
+    }
+
+    /*
+     * A case-insensitive RegExp of text: {re} or {error} to show; an
+     * empty text is no filter ({re: null}).
+     */
+    function regex(text) {
+        text = String(text || '').trim();
+        if (text === '') {
+            return { re: null };
+        }
+        try {
+            return { re: new RegExp(text, 'i') };
+        } catch (e) {
+            /* "Invalid regular expression: /(/i: Unterminated group" */
+            return { error: 'not a regular expression: '
+                            + String(e.message).replace(/^.*: /, '') };
+        }
+    }
+
+    /* a Uint8Array by name: 1 where re matches the name */
+    function matching(names, re) {
+        const hit = new Uint8Array(names.length);
+
+        if (re) {
+            names.forEach((name, i) => { hit[i] = re.test(name) ? 1 : 0; });
+        }
+        return hit;
+    }
+
+    /*
+     * pprof's focus, ignore and hide (RegExps or null): focus keeps the
+     * stacks with a frame that matches, ignore drops them, hide takes the
+     * matching frames out of the stacks (the rest merge).  {tree, kept}:
+     * the callers' tree of what is left, and what each filter kept:
+     * kept.focus and kept.ignore {stacks, bytes}, kept.hide {functions,
+     * stacks}, kept.all {stacks, bytes} of the whole profile.
+     */
+    function filter(p, ti, { focus = null, ignore = null, hide = null } = {}) {
+        check(p, ti);
+
+        const sk = skeleton(p), n = sk.n, leaf = sk.leaf;
+        const stacks = leaf.length, kept = {};
+        const onPath = (re) => {
+            const hit = matching(p.names, re), on = new Uint8Array(n);
+
+            for (let i = 1; i < n; i++) {
+                on[i] = hit[sk.name[i]] | on[sk.parent[i]];
+            }
+            return on;
+        };
+        const bytes = (s) => sides(p, s, ti)[0];
+        let keep;
+
+        kept.all = { stacks, bytes: 0 };
+        for (let s = 0; s < stacks; s++) {
+            kept.all.bytes += bytes(s);
+        }
+        for (const [what, re, want] of [['focus', focus, 1],
+                                        ['ignore', ignore, 0]]) {
+            if (re === null) {
+                continue;
+            }
+
+            const on = onPath(re), k = { stacks: 0, bytes: 0 };
+
+            keep = keep || new Uint8Array(stacks).fill(1);
+            for (let s = 0; s < stacks; s++) {
+                if (on[leaf[s]] === want) {
+                    k.stacks++;
+                    k.bytes += bytes(s);
+                } else {
+                    keep[s] = 0;
+                }
+            }
+            kept[what] = k;
+        }
+
+        let tree = buildTree(p, ti, keep);
+
+        if (hide !== null) {
+            const hit = matching(p.names, hide), on = onPath(hide);
+            const k = { functions: 0, stacks: 0 };
+            const seen = new Uint8Array(p.names.length);
+
+            for (let i = 1; i < n; i++) {
+                if (hit[sk.name[i]] && !seen[sk.name[i]]) {
+                    seen[sk.name[i]] = 1;
+                    k.functions++;
+                }
+            }
+            for (let s = 0; s < stacks; s++) {
+                k.stacks += (keep === undefined || keep[s]) && on[leaf[s]];
+            }
+            kept.hide = k;
+            tree = derive(tree, (frames) =>
+                frames.filter((f) => !hit[f]).reverse());
+        }
+        return { tree, kept };
     }
 
     /*
@@ -145,11 +455,11 @@
      * the data no longer has ends the walk, so that a zoom survives a
      * reload as far as it still makes sense.
      */
-    function find(tree, path) {
-        let node = tree;
+    function find(t, path) {
+        let node = 0;
 
         for (const name of path || []) {
-            const next = node.children.find((c) => c.name === name);
+            const next = children(t, node).find((c) => label(t, c) === name);
 
             if (next === undefined) {
                 break;
@@ -159,146 +469,317 @@
         return node;
     }
 
-    /* the names from below the root down to node: find()'s path */
-    function pathOf(node) {
-        const path = [];
-
-        for (; node && node.parent; node = node.parent) {
-            path.unshift(node.name);
-        }
-        return path;
+    /* the names from below the root down to node i: find()'s path */
+    function pathOf(t, i) {
+        return outwards(t, i).reverse().map((f) => t.names[f]);
     }
 
     /*
-     * The frames to draw, {x, w, depth, node, ancestor}, zoomed into the
+     * The frames to draw, {x, w, depth, id, ancestor}, zoomed into the
      * node at focusPath: it and its ancestors span the whole width (the
      * way back out), its descendants are scaled to it.  A frame narrower
      * than minPx is left out with all below it; past cap frames, the
-     * narrowest go.
+     * narrowest go.  collapse folds runs of callers (run()) into one
+     * frame, but in the row right below the zoom, and the ancestors but
+     * the root and the last into another.
+     * frames.marks says where frames were left out:
+     * {x, w, depth, parent, widest, frames, bytes}, at the end of the
+     * row below the parent whose children they are: how many frames
+     * (with all below them) and bytes, and the widest of them.
      */
-    function layout(tree, focusPath, width, { minPx = 0.5, cap = 4000 } = {}) {
-        const focus = find(tree, focusPath), frames = [], chain = [];
-        const scale = focus.total > 0 ? width / focus.total : 0;
+    function layout(t, focusPath, width,
+                    { minPx = 0.5, cap = 4000, collapse = false } = {}) {
+        const focus = find(t, focusPath), frames = [], chain = [];
+        const scale = t.total[focus] > 0 ? width / t.total[focus] : 0;
+        const left = new Map();     /* frame index -> what it left out */
 
-        for (let n = focus; n !== null; n = n.parent) {
-            chain.unshift(n);
+        for (let i = focus; i !== -1; i = t.parent[i]) {
+            chain.unshift(i);
         }
-        chain.forEach((node, depth) => frames.push({
-            x: 0, w: width, depth, node, ancestor: node !== focus }));
+        /* folded: the root, the callers but the last, the last, the focus */
+        const rows = collapse && chain.length >= 5
+            ? [[chain[0]], chain.slice(1, -2), [chain[chain.length - 2]],
+               [focus]]
+            : chain.map((id) => [id]);
 
-        (function place(node, x, depth) {
-            for (const child of node.children) {
-                const w = child.total * scale;
+        rows.forEach((ids, depth) => frames.push(Object.assign({
+            x: 0, w: width, depth, id: ids[ids.length - 1],
+            ancestor: depth < rows.length - 1, up: depth - 1 },
+            ids.length > 1 ? { chain: ids } : {})));
 
-                /* the rest are narrower still; 0 is gone, gone() lists it */
-                if (w < minPx || child.total === 0) {
+        const out = (k, at, c, w) => {
+            let m = left.get(k);
+
+            if (m === undefined) {
+                m = { x: at, end: at, frames: 0, bytes: 0, widest: c };
+                left.set(k, m);
+            }
+            m.x = Math.min(m.x, at);
+            m.end = Math.max(m.end, at + w);
+            m.frames += t.size[c];
+            m.bytes += t.total[c];
+            if (t.total[c] > t.total[m.widest]) {
+                m.widest = c;
+            }
+        };
+
+        (function place(k, x, depth) {
+            const list = children(t, frames[k].id);
+
+            for (let j = 0; j < list.length; j++) {
+                const c = list[j], w = t.total[c] * scale;
+
+                if (t.total[c] === 0) {
+                    break;      /* gone: gone() lists it */
+                }
+                if (w < minPx) {
+                    for (; j < list.length && t.total[list[j]] > 0; j++) {
+                        out(k, x, list[j], t.total[list[j]] * scale);
+                        x += t.total[list[j]] * scale;
+                    }
                     break;
                 }
-                frames.push({ x, w, depth, node: child, ancestor: false });
-                place(child, x, depth + 1);
+                /* the row below the zoom stays: the allocators' top */
+                const ids = collapse && depth > rows.length ? run(t, c) : [];
+
+                frames.push(ids.length >= 3
+                    ? { x, w, depth, id: ids[ids.length - 1], ancestor: false,
+                        up: k, chain: ids }
+                    : { x, w, depth, id: c, ancestor: false, up: k });
+                place(frames.length - 1, x, depth + 1);
                 x += w;
             }
-        }(focus, 0, chain.length));
+        }(rows.length - 1, 0, rows.length));
+
+        let shown = frames;
 
         if (frames.length > cap) {
             /* a parent is never narrower than its child: ties go by depth */
-            frames.sort((a, b) => b.w - a.w || a.depth - b.depth);
-            frames.length = cap;
-        }
-        return frames;
-    }
+            const order = frames.map((f, k) => k)
+                .sort((a, b) => frames[b].w - frames[a].w
+                                || frames[a].depth - frames[b].depth);
+            const kept = new Uint8Array(frames.length);
 
-    /*
-     * Functions whose name holds text, case-insensitively: their names,
-     * and the bytes of their frames.  A match below a match is not counted
-     * again, so share is what the matched functions hold, at most 1.
-     */
-    function search(tree, text) {
-        const q = String(text || '').toLowerCase(), names = new Set();
-        const seen = new Map();     /* lowercase each name once */
-        let total = 0;
-
-        function walk(node, inside) {
-            let hit = seen.get(node.name);
-
-            if (hit === undefined) {
-                hit = node.name.toLowerCase().includes(q);
-                seen.set(node.name, hit);
-            }
-            if (hit) {
-                names.add(node.name);
-                total += inside ? 0 : node.total;
-            }
-            node.children.forEach((c) => walk(c, inside || hit));
-        }
-
-        if (q !== '') {
-            tree.children.forEach((c) => walk(c, false));
-        }
-        return { total, share: tree.total > 0 ? total / tree.total : 0, names };
-    }
-
-    /*
-     * One row per function, {name, flat, cum}: flat, the bytes of the
-     * stacks it ends (it allocated them itself), and cum, those of the
-     * stacks it is on.  A recursive function counts once per stack.  In a
-     * comparison, dflat and dcum are their changes since the base: a
-     * function that only the base has gets a row of 0 with its loss.
-     */
-    function top(p, ti) {
-        check(p, ti);
-
-        const ids = nameIds(p.names), rows = [], n = ids.length;
-        const flat = new Float64Array(n), cum = new Float64Array(n);
-        const bflat = new Float64Array(n), bcum = new Float64Array(n);
-        const seen = new Int32Array(n).fill(-1);
-
-        p.stacks.forEach((stack, s) => {
-            const [v, b] = sides(p, s, ti);
-
-            if ((v === 0 && b === 0) || stack.length === 0) {
-                return;
-            }
-            flat[ids[stack[stack.length - 1]]] += v;
-            bflat[ids[stack[stack.length - 1]]] += b;
-            for (const f of stack) {
-                if (seen[ids[f]] !== s) {
-                    seen[ids[f]] = s;
-                    cum[ids[f]] += v;
-                    bcum[ids[f]] += b;
+            order.slice(0, cap).forEach((k) => { kept[k] = 1; });
+            frames.forEach((f, k) => {
+                if (!kept[k] && kept[f.up]) {
+                    out(f.up, f.x, f.id, f.w);
+                }
+            });
+            shown = frames.filter((f, k) => kept[k]);
+            for (const k of left.keys()) {
+                if (!kept[k]) {
+                    left.delete(k);
                 }
             }
-        });
+        }
+        shown.marks = [...left].map(([k, m]) => ({
+            x: m.x, w: m.end - m.x, depth: frames[k].depth + 1,
+            parent: frames[k].id, widest: m.widest, frames: m.frames,
+            bytes: m.bytes }));
+        shown.focus = focus;
+        return shown;
+    }
 
-        cum.forEach((c, id) => {
-            if (!(c > 0 || bcum[id] > 0)) {
+    /*
+     * The callers from node i down that have nothing of their own and one
+     * callee with bytes (main -> ngx_master_process_cycle -> ...): with
+     * collapse, layout() draws three or more of them as one frame,
+     * {chain}, whose id is the last; chainLabel() names it.
+     */
+    function run(t, i) {
+        const out = [];
+
+        while (t.self[i] === 0 && t.total[i] > 0) {
+            const list = children(t, i);
+
+            if (list.length === 0 || t.total[list[0]] !== t.total[i]) {
+                break;
+            }
+            out.push(i);
+            i = list[0];
+        }
+        return out;
+    }
+
+    /* "main \u2192 \u2026 \u2192 ngx_worker_process_cycle (5 frames)" */
+    function chainLabel(t, ids) {
+        const first = label(t, ids[0]), last = label(t, ids[ids.length - 1]);
+
+        return ids.length === 2 ? first + ' \u2192 ' + last
+            : first + ' \u2192 \u2026 \u2192 ' + last + ' (' + ids.length
+              + ' frames)';
+    }
+
+    /*
+     * The nodes of functions that re matches (a RegExp): {names, total,
+     * share, matches}: their indexes of names, their bytes (a match below
+     * a match is not counted again, so share is at most 1) and their
+     * nodes with bytes, widest first, for next and previous.
+     */
+    function search(t, re) {
+        const hit = matching(t.names, re), inside = new Uint8Array(t.n);
+        const names = new Set(), matches = [];
+        let total = 0;
+
+        for (let i = 1; i < t.n; i++) {
+            const q = t.parent[i], h = hit[t.name[i]];
+
+            inside[i] = inside[q] | (q > 0 ? hit[t.name[q]] : 0);
+            if (h && t.total[i] > 0) {
+                names.add(t.name[i]);
+                matches.push(i);
+                total += inside[i] ? 0 : t.total[i];
+            }
+        }
+        matches.sort((a, b) => t.total[b] - t.total[a] || a - b);
+        return { total, share: t.total[0] > 0 ? total / t.total[0] : 0,
+                 names, matches };
+    }
+
+    /*
+     * One row per function, {name, flat, cum, fn}: flat, the bytes of the
+     * stacks it ends (it allocated them itself), and cum, those of the
+     * stacks it is on; fn its index in names.  A recursive function
+     * counts once per stack.  In a comparison, dflat and dcum are their
+     * changes since the base: a function that only the base has gets a
+     * row of 0 with its loss.  Of a callers' tree, or of a profile and
+     * a type.
+     */
+    function top(t, ti) {
+        if (t.types !== undefined) {
+            t = buildTree(t, ti);
+        }
+
+        const m = t.names.length, rows = [], based = t.based;
+        const flat = new Float64Array(m), cum = new Float64Array(m);
+        const bflat = new Float64Array(m), bcum = new Float64Array(m);
+        const on = new Int32Array(m), todo = new Int32Array(2 * t.n + 1);
+        let sp = 0;
+
+        /* depth first: a function on the path already is not counted */
+        todo[sp++] = 0;
+        while (sp > 0) {
+            const i = todo[--sp];
+
+            if (i < 0) {
+                on[t.name[~i]]--;
+                continue;
+            }
+            if (i > 0) {
+                const f = t.name[i];
+
+                flat[f] += t.self[i];
+                bflat[f] += t.bself[i];
+                if (on[f]++ === 0) {
+                    cum[f] += t.total[i];
+                    bcum[f] += t.base[i];
+                }
+                todo[sp++] = ~i;
+            }
+            for (let k = t.first[i]; k < t.first[i + 1]; k++) {
+                todo[sp++] = t.kids[k];
+            }
+        }
+        cum.forEach((c, f) => {
+            if (!(c > 0 || bcum[f] > 0)) {
                 return;
             }
 
-            const r = { name: p.names[id], flat: flat[id], cum: c };
+            const r = { name: t.names[f], flat: flat[f], cum: c, fn: f };
 
-            if (p.base_values) {
-                r.dflat = flat[id] - bflat[id];
-                r.dcum = c - bcum[id];
+            if (based) {
+                r.dflat = flat[f] - bflat[f];
+                r.dcum = c - bcum[f];
             }
             rows.push(r);
         });
         return sortRows(rows, 'flat', true);
     }
 
+    /* "/usr/lib/nginx/modules/ngx_http_lua_module.so" -> its base name */
+    function baseName(path) {
+        return String(path).replace(/^.*\//, '');
+    }
+
+    /*
+     * The file a function lies in: {path, kind, label} (label names it
+     * in the modules' table: the base name, "nginx" for the binary), or
+     * null when not known.
+     */
+    function fileOf(p, f) {
+        const k = p.name_files ? p.name_files[f] : -1;
+        const file = k >= 0 && p.files ? p.files[k] : undefined;
+
+        if (file === undefined) {
+            return null;
+        }
+        return { path: file.path, kind: file.kind,
+                 label: file.kind === 'binary' ? 'nginx' : baseName(file.path) };
+    }
+
+    const MODULE_RULE = 'A stack\'s bytes go to the innermost frame in an '
+        + 'nginx module\'s file (ngx_*_module.so); without one, to nginx '
+        + 'if a frame lies in the nginx binary; else to the library of its '
+        + 'innermost frame with a known file; else to "unknown".';
+
+    /*
+     * Which loaded module or library holds the bytes of a callers' tree:
+     * rows {module, kind, bytes, objects}, most first, by MODULE_RULE.
+     * Each node takes it from its path, one forward pass.
+     */
+    function modules(t, p) {
+        const n = t.n, files = p.files || [], nf = files.length;
+        const kindOf = (i) => {
+            const k = p.name_files ? p.name_files[t.name[i]] : -1;
+
+            return k >= 0 && k < nf ? k : -1;
+        };
+        const mod = new Int32Array(n).fill(-1), inner = new Int32Array(n).fill(-1);
+        const bin = new Uint8Array(n), rows = new Map();
+        const labels = files.map((file) => baseName(file.path));
+
+        for (let i = 1; i < n; i++) {
+            const q = t.parent[i], k = kindOf(i);
+            const kind = k >= 0 ? files[k].kind : '';
+
+            mod[i] = kind === 'module' ? k : mod[q];
+            bin[i] = kind === 'binary' ? 1 : bin[q];
+            inner[i] = k >= 0 ? k : inner[q];
+            if (t.self[i] === 0 && t.cself[i] === 0) {
+                continue;
+            }
+
+            const k2 = mod[i] >= 0 ? mod[i] : bin[i] ? -2 : inner[i];
+            const name = k2 === -2 ? 'nginx' : k2 >= 0 ? labels[k2] : 'unknown';
+            let r = rows.get(name);
+
+            if (r === undefined) {
+                r = { module: name, kind: k2 === -2 ? 'binary'
+                                          : k2 >= 0 ? files[k2].kind
+                                                    : 'unknown',
+                      bytes: 0, objects: 0 };
+                rows.set(name, r);
+            }
+            r.bytes += t.self[i];
+            r.objects += t.cself[i];
+        }
+        return [...rows.values()].sort((a, b) => b.bytes - a.bytes
+                                       || (a.module < b.module ? -1 : 1));
+    }
+
     /*
      * The largest change of a node's own bytes beyond the noise, one
-     * place that allocates:
-     * the deepest colour.  Not of a total, or the root's would pale all
-     * else; the callers of a change that large are as deep.
+     * place that allocates: the deepest colour.  Not of a total, or the
+     * root's would pale all else; the callers of a change that large are
+     * as deep.
      */
-    function largestChange(tree) {
+    function largestChange(t) {
         let most = 0;
 
-        (function walk(node) {
-            most = Math.max(most, Math.abs(node.ssig));
-            node.children.forEach(walk);
-        }(tree));
+        for (let i = 0; i < t.n; i++) {
+            most = Math.max(most, Math.abs(t.ssig[i]));
+        }
         return most;
     }
 
@@ -323,31 +804,26 @@
      * What only the base had: the outermost nodes with nothing now, which
      * a graph of widths by now cannot show.  Largest loss first.
      */
-    function gone(tree) {
+    function gone(t) {
         const out = [];
 
-        (function walk(node) {
-            for (const c of node.children) {
-                if (c.total > 0) {
-                    walk(c);
-                } else if (c.base > 0) {
-                    out.push(c);
-                }
+        for (let i = 1; i < t.n; i++) {
+            if (t.total[i] === 0 && t.base[i] > 0 && t.total[t.parent[i]] > 0) {
+                out.push(i);
             }
-        }(tree));
-        return out.sort((a, b) => b.base - a.base
-                                  || (a.name < b.name ? -1 : 1));
+        }
+        return out.sort((a, b) => t.base[b] - t.base[a]
+                                  || (label(t, a) < label(t, b) ? -1 : 1));
     }
 
     /* in place, by key, then by name so that equal rows keep their order */
-    function sortRows(rows, key, desc) {
+    function sortRows(rows, key, desc, by = 'name') {
         const sign = desc ? -1 : 1;
 
         return rows.sort((a, b) => a[key] !== b[key]
             ? (a[key] < b[key] ? -sign : sign)
-            : (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+            : (a[by] < b[by] ? -1 : a[by] > b[by] ? 1 : 0));
     }
-
     /* 1536 -> "1.50 KiB": binary units, as jemalloc and pprof count */
     function formatBytes(n) {
         const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -385,6 +861,41 @@
             h = (h * 31 + name.charCodeAt(i)) | 0;
         }
         return 'c' + ((h >>> 0) % 8);
+    }
+
+    /*
+     * Seconds as an operator reads them: "45 s", "9 min 58 s",
+     * "2 h 59 min", "3 d 4 h"; the smaller unit left out past an hour.
+     */
+    function formatDuration(s) {
+        s = Math.max(0, Math.round(s));
+
+        const d = Math.floor(s / 86400), h = Math.floor(s % 86400 / 3600);
+        const m = Math.floor(s % 3600 / 60), r = s % 60;
+        const two = (a, ua, b, ub) => a + ' ' + ua + (b ? ' ' + b + ' ' + ub
+                                                        : '');
+
+        return d ? two(d, 'd', h, 'h') : h ? two(h, 'h', m, 'min')
+               : m ? two(m, 'min', r, 's') : r + ' s';
+    }
+
+    /*
+     * The colours of the modules' scheme: one per file label, in the
+     * order of the modules' table (most bytes first), then the rest; past
+     * the eight colours, one grey for all.  {label -> class}
+     */
+    function moduleColors(rows, p) {
+        const colors = new Map();
+        const labels = rows.map((r) => r.module).concat(
+            (p.files || []).map((f) => (f.kind === 'binary' ? 'nginx'
+                                                           : baseName(f.path))));
+
+        for (const name of labels) {
+            if (!colors.has(name)) {
+                colors.set(name, colors.size < 8 ? 'm' + colors.size : 'mx');
+            }
+        }
+        return colors;
     }
 
     /*
@@ -458,11 +969,13 @@
                  : name;
     }
 
-    const MallocFlame = { buildTree, countIndex, find, pathOf, layout, search,
-                          top, largestChange, changeClass, gone, sortRows,
+    const MallocFlame = { buildTree, countIndex, children, label, chainLabel,
+                          invert, sandwich, regex, filter, find, pathOf, layout,
+                          search, top, fileOf, modules, MODULE_RULE,
+                          largestChange, changeClass, gone, sortRows,
                           formatBytes, formatDelta, formatShare, formatCount,
-                          colorOf, choices, query, snapshotTimes,
-                          snapshotLabel };
+                          formatDuration, colorOf, moduleColors, choices,
+                          query, snapshotTimes, snapshotLabel };
 
     if (typeof module !== 'undefined' && module.exports) {
         module.exports = MallocFlame;

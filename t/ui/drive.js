@@ -11,6 +11,8 @@
 
     document.addEventListener('securitypolicyviolation', (e) =>
         seen.violations.push(e.violatedDirective + ' ' + e.blockedURI));
+    seen.errors = [];
+    addEventListener('error', (e) => seen.errors.push(String(e.message)));
 
     async function until(test) {
         while (!test()) {
@@ -22,30 +24,168 @@
         await until(() => document.body.dataset.state === 'ready');
 
         const width = $('#flame').clientWidth;
+        const frames = () => Array.from($('#flame').querySelectorAll('.frame'));
+        const key = (k, opts = {}) => $('#flame').dispatchEvent(
+            new KeyboardEvent('keydown', { key: k, bubbles: true, ...opts }));
+        const zoomed = () => $('#flame .frame.focus')
+            && $('#flame .frame.focus').textContent;
+        const back = () => new Promise((ok) => {
+            addEventListener('popstate', () => setTimeout(ok, 50),
+                             { once: true });
+            history.back();
+        });
+        const panel = () => ({ name: $('#d-name').textContent,
+                               raw: $('#d-raw').textContent,
+                               total: $('#d-total').textContent,
+                               self: $('#d-self').textContent,
+                               share: $('#d-share').textContent,
+                               file: $('#d-file').textContent });
+
         seen.styled = getComputedStyle($('#flame')).position === 'relative';
-        seen.frames = $('#flame').children.length;
+        seen.frames = frames().length;
         seen.root = $('#flame .frame').textContent;
         seen.title = $('#flame .frame').title;
+        seen.hidden = ['#seconds-choice', '#snapshot-choice']
+            .filter((sel) => $(sel).hidden).join(' ');
 
-        $('#search').value = 'NGX_FN_12';
+        // hover: the panel names the frame, with its figures and file
+        const narrow = frames().find((e) => e.classList.contains('narrow')
+                                            && e.style.top === '36px');
+        narrow.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+        seen.hover = { text: narrow.textContent, ...panel() };
+        $('#flame').dispatchEvent(new MouseEvent('mouseleave'));
+        seen.left = $('#d-body').hidden;
+
+        // the C++ name: readable, its symbol in the panel
+        $('#search').value = 'RuleWithActions::evaluate';
+        $('#search').dispatchEvent(new Event('input'));
+        await pause();
+        $('#next').click();
+        seen.cpp = panel();
+
+        $('#search').value = 'NGX_FN_12$';
         $('#search').dispatchEvent(new Event('input'));
         await pause();
         seen.matches = document.querySelectorAll('#flame .frame.match').length;
         seen.matchText = $('#match').textContent;
         seen.hash = location.hash;
+        // Enter in the box: the widest match, selected; again, the next
+        $('#search').dispatchEvent(new KeyboardEvent('keydown',
+                                                     { key: 'Enter' }));
+        seen.firstMatch = [$('#d-name').textContent, $('#match').textContent];
+        $('#search').dispatchEvent(new KeyboardEvent('keydown',
+                                                     { key: 'Enter' }));
+        seen.secondMatch = [$('#d-name').textContent, $('#match').textContent,
+            !!$('#flame .frame.selected.match')];
+        $('#reset').click();
 
         // zoom into the first frame two rows down, then back out
-        const target = Array.from($('#flame').children)
-            .find((e) => e.style.top === '36px');
+        const target = frames().find((e) => e.style.top === '36px');
+        const steps = history.length;
         seen.zoomName = target.textContent;
         target.click();
         const focus = $('#flame .frame.focus');
         seen.zoom = { name: focus.textContent,
                       full: Math.abs(parseFloat(focus.style.width) - width) < 1,
                       ancestors: document.querySelectorAll('.ancestor').length,
-                      reset: $('#reset').disabled };
+                      reset: $('#reset').disabled,
+                      summary: $('#summary').textContent.startsWith(
+                          focus.textContent + ': ') };
+
+        // the keys: down to the widest callee, Enter zooms, Escape out
+        key('ArrowDown');
+        const down = $('#d-name').textContent;
+        key('ArrowRight');
+        const right = $('#d-name').textContent;
+        key('ArrowLeft');
+        key('Enter');
+        seen.keys = { down, right, moved: right !== down, zoomed: zoomed(),
+                      hash: location.hash };
+        key('Escape');
+        seen.keys.escaped = zoomed();
+        key('Backspace');
+        seen.keys.backspace = zoomed();
+        seen.keys.steps = history.length - steps;
+        // history: back restores the zoom before
+        await back();
+        seen.keys.back = zoomed();
+        await back();
+        seen.keys.back2 = zoomed();
         $('#reset').click();
-        seen.unzoomed = $('#flame .frame.focus').textContent;
+        seen.unzoomed = $('#flame .frame').textContent;
+
+        // a mark of frames too narrow: click it, they are drawn
+        const more = $('#flame .more');
+        seen.more = { title: more.title };
+        more.click();
+        seen.more.zoomed = zoomed();
+        seen.more.frames = frames().length;
+        seen.more.selected = $('#d-name').textContent;
+        $('#reset').click();
+
+        // focus, ignore and hide say what they keep; a bad one says so
+        const filter = async (id, value) => {
+            $(id).value = value;
+            $(id).dispatchEvent(new Event('input'));
+            await pause();
+            return $(id + '-note').textContent;
+        };
+        seen.filters = { focus: await filter('#focus', '^ngx_fn_12$'),
+                         focusFrames: frames().length,
+                         focusSummary: $('#summary').textContent };
+        seen.filters.bad = await filter('#focus', 'ngx_(');
+        seen.filters.badFrames = frames().length;
+        seen.filters.badClass = $('#focus-note').className;
+        await filter('#focus', '');
+        seen.filters.ignore = await filter('#ignore', '^ngx_fn_1');
+        await filter('#ignore', '');
+        seen.filters.hide = await filter('#hide', '^ngx_fn_[0-9]$');
+        seen.filters.hash = location.hash;
+        await filter('#hide', '');
+        $('#search').value = '';
+        $('#search').dispatchEvent(new Event('input'));
+        await pause();
+
+        // the allocators first: the top row allocated its bytes itself
+        $('#view').value = 'allocators';
+        $('#view').dispatchEvent(new Event('change'));
+        const top = frames().filter((e) => e.style.top === '18px');
+        top[0].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+        seen.allocators = { hash: location.hash, top: top.length,
+                            name: $('#d-name').textContent,
+                            total: $('#d-total').textContent,
+                            self: $('#d-self-row').hidden,
+                            function: $('#d-function').textContent };
+        // and a function's callers and callees
+        top[0].click();
+        $('#d-sandwich').click();
+        seen.sandwich = { hash: location.hash,
+                          view: $('#view').value,
+                          callers: $('#callers').hidden ? 0
+                              : $('#callers').querySelectorAll('.frame').length,
+                          head: $('#sandwich-head').textContent,
+                          root: frames()[1].textContent };
+        await back();
+        seen.sandwich.back = $('#view').value;
+        $('#view').value = 'callers';
+        $('#view').dispatchEvent(new Event('change'));
+
+        // by module: the table, and the graph in its colours
+        $('#color').value = 'module';
+        $('#color').dispatchEvent(new Event('change'));
+        seen.modules = {
+            rows: Array.from($('#modules').tBodies[0].rows)
+                .map((tr) => tr.cells[0].textContent.trim()),
+            rule: $('#modules-rule').textContent,
+            colored: document.querySelectorAll('#flame .frame[class*=" m"]')
+                .length,
+            legend: $('#legend-modules').textContent.replace(/\s+/g, ' ')
+                .trim() };
+        $('#modules th[data-key="module"]').click();
+        seen.modules.byName = Array.from($('#modules').tBodies[0].rows)
+            .map((tr) => tr.cells[0].textContent.trim());
+        $('#color').value = 'name';
+        $('#color').dispatchEvent(new Event('change'));
 
         $('#top th[data-key="name"]').click();
         seen.byName = Array.from($('#top').tBodies[0].rows).slice(0, 3)
@@ -56,9 +196,20 @@
         $('#type').dispatchEvent(new Event('change'));
         seen.allocSummary = $('#summary').textContent;
 
+        // start with a duration: 10 min by default, counted down
+        seen.durations = Array.from($('#duration').options)
+            .map((o) => o.value + ' ' + o.textContent);
         $('#start').click();
-        await until(() => $('#sampling').textContent === 'sampling on');
+        await until(() => /^sampling on, /.test($('#sampling').textContent));
         seen.sampling = $('#sampling').textContent;
+        const left = Number($('#sampling').dataset.left);
+        await until(() => Number($('#sampling').dataset.left) < left);
+        seen.countdown = $('#sampling').textContent;
+        $('#duration').value = '';
+        $('#start').click();
+        await until(() => $('#sampling').textContent
+                          === 'sampling on until stopped');
+        seen.forever = $('#sampling').textContent;
 
         // what goes with what: a growth has no base, a snapshot no worker
         const disabled = () => ['#worker', '#seconds', '#snapshot', '#base']
@@ -70,6 +221,8 @@
         };
         seen.disabled = { growth: mode('growth'), snapshot: mode('snapshot'),
                           live: mode('live') };
+        seen.liveHidden = ['#seconds-choice', '#snapshot-choice']
+            .filter((sel) => $(sel).hidden).join(' ');
         seen.snapshots = Array.from($('#snapshot').options)
             .map((o) => o.value + ' ' + o.textContent);
 

@@ -9,10 +9,12 @@ const assert = require('node:assert');
 const path = require('node:path');
 
 const F = require(path.join(__dirname, '..', '..', 'ui', 'flame.js'));
-const { synthetic } = require('./serve.js');
+const { synthetic, nodeForm } = require('./serve.js');
 
-// a profile as pprof/heap.json gives it: stacks root first
-function profile(stacks, alloc) {
+// a profile as pprof/heap.json gives it, from stacks written root first
+// as [names, bytes, objects]: serve.js merges them into "nodes"; files
+// names the file of a function ({name: [path, kind]}, the rest unknown)
+function profile(stacks, alloc, files = {}) {
     const names = [];
     const at = new Map();
     const types = ['inuse_space', 'inuse_objects'];
@@ -28,18 +30,41 @@ function profile(stacks, alloc) {
         }
         return at.get(name);
     };
+    const lists = stacks.map(([frames]) => frames.split(' ').map(index));
+    const paths = [...new Set(Object.values(files).map(([f]) => f))];
+    const kinds = Object.fromEntries(Object.values(files));
 
-    return {
+    return nodeForm({
         period: 524288,
         seconds: 0,
         types,
         names,
-        stacks: stacks.map(([frames]) => frames.split(' ').map(index)),
+        raw: names.map(() => null),
+        files: paths.map((f) => ({ path: f, kind: kinds[f] })),
+        name_files: names.map((n) => (files[n] ? paths.indexOf(files[n][0])
+                                                : -1)),
+        stacks: lists,
         values: stacks.map(([, bytes, objects]) =>
             alloc ? [bytes, objects, bytes * 2, objects * 2]
                   : [bytes, objects]),
+    });
+}
+
+// node i of tree t as an object, to compare: its children made on demand
+function obj(t, i) {
+    return {
+        id: i, name: F.label(t, i), total: t.total[i], self: t.self[i],
+        count: t.count[i], base: t.base[i], bself: t.bself[i],
+        sig: t.sig[i], ssig: t.ssig[i],
+        get children() { return [...F.children(t, i)].map((c) => obj(t, c)); },
     };
 }
+
+const node = (t, names) => obj(t, F.find(t, names));
+// the children with bytes now or in the base: those a filter left out
+// stay in the tree with nothing
+const kids = (t, names) => node(t, names).children
+    .filter((c) => c.total > 0 || c.base > 0).map((c) => c.name);
 
 const SMALL = profile([
     ['main worker ngx_palloc', 600, 6],
@@ -51,32 +76,67 @@ const SMALL = profile([
 test('tree totals add up from the leaves', () => {
     const tree = F.buildTree(SMALL, 0);
 
-    assert.strictEqual(tree.name, 'all');
-    assert.strictEqual(tree.total, 1000);
-    assert.strictEqual(tree.count, 10);
+    assert.strictEqual(F.label(tree, 0), 'all');
+    assert.strictEqual(tree.total[0], 1000);
+    assert.strictEqual(tree.count[0], 10);
 
-    const main = F.find(tree, ['main']);
+    const main = node(tree, ['main']);
     assert.strictEqual(main.total, 1000);
     assert.strictEqual(main.self, 0);
 
-    const worker = F.find(tree, ['main', 'worker']);
+    const worker = node(tree, ['main', 'worker']);
     assert.strictEqual(worker.total, 900);
     // widest child first
-    assert.deepStrictEqual(worker.children.map((c) => c.name),
+    assert.deepStrictEqual(kids(tree, ['main', 'worker']),
                            ['ngx_palloc', 'ngx_pcalloc']);
 
-    const palloc = F.find(tree, ['main', 'worker', 'ngx_palloc']);
+    const palloc = node(tree, ['main', 'worker', 'ngx_palloc']);
     assert.strictEqual(palloc.total, 700);
     assert.strictEqual(palloc.self, 600);
     assert.strictEqual(palloc.count, 7);
-    assert.deepStrictEqual(F.pathOf(palloc), ['main', 'worker', 'ngx_palloc']);
+    assert.deepStrictEqual(F.pathOf(tree, palloc.id),
+                           ['main', 'worker', 'ngx_palloc']);
 
     // every node: total is self plus the children's totals
     (function walk(n) {
         const sum = n.children.reduce((s, c) => s + c.total, n.self);
         assert.strictEqual(n.total, sum, n.name);
         n.children.forEach(walk);
-    })(tree);
+    })(obj(tree, 0));
+});
+
+test('the tree comes as nodes: parent before children, "up" back', () => {
+    // main(0) -> a(1) -> b(2); main -> c(3): stacks end in b and c
+    const p = {
+        types: ['inuse_space', 'inuse_objects'],
+        names: ['main', 'a', 'b', 'c'],
+        nodes: [0, 0, 1, 1, 2, 1, 3, 3],
+        stacks: [2, 3, 1],
+        values: [[10, 1], [30, 3], [5, 1]],
+    };
+    const tree = F.buildTree(p, 0);
+
+    assert.strictEqual(tree.n, 5);
+    assert.deepStrictEqual(kids(tree, ['main']), ['c', 'a']);
+    assert.strictEqual(node(tree, ['main', 'a']).total, 15);
+    assert.strictEqual(node(tree, ['main', 'a']).self, 5);
+    assert.strictEqual(node(tree, ['main', 'a', 'b']).total, 10);
+    assert.strictEqual(tree.size[0], 5);
+
+    // two outermost callers: up 0 twice
+    const two = F.buildTree({ ...p, nodes: [0, 0, 1, 0], stacks: [0, 1],
+                              values: [[1, 1], [2, 1]] }, 0);
+    assert.deepStrictEqual(kids(two, []), ['a', 'main']);
+
+    assert.throws(() => F.buildTree({ types: [] }, 0), /form/);
+    assert.throws(() => F.buildTree({ ...p, nodes: [0, 0, 9, 1] }, 0),
+                  /node 1 is \[9, 1\]/);
+    assert.throws(() => F.buildTree({ ...p, nodes: [0, 1] }, 0), /node 0/);
+    assert.throws(() => F.buildTree({ ...p, stacks: [2, 3, 7] }, 0),
+                  /stack 2 ends in no node: 7/);
+    // the old form, stacks of names, is not read
+    assert.throws(() => F.buildTree({ ...p, nodes: undefined,
+                                      stacks: [[0, 1]] }, 0), /form/);
 });
 
 test('the alloc types and the objects that go with them', () => {
@@ -86,25 +146,8 @@ test('the alloc types and the objects that go with them', () => {
     assert.strictEqual(F.countIndex(p, ti), p.types.indexOf('alloc_objects'));
 
     const tree = F.buildTree(p, ti);
-    assert.strictEqual(tree.total, 800);
-    assert.strictEqual(tree.count, 8);
-});
-
-test('a name listed twice makes one frame; bad data throws', () => {
-    const p = {
-        types: ['inuse_space', 'inuse_objects'],
-        names: ['main', 'f', 'f'],
-        stacks: [[0, 1], [0, 2]],
-        values: [[10, 1], [30, 1]],
-    };
-    const tree = F.buildTree(p, 0);
-
-    assert.strictEqual(tree.children[0].children.length, 1);
-    assert.strictEqual(tree.children[0].children[0].total, 40);
-
-    assert.throws(() => F.buildTree({ types: [] }, 0));
-    assert.throws(() => F.buildTree({ ...p, stacks: [[0, 7], [0]] }, 0),
-                  /names no function/);
+    assert.strictEqual(tree.total[0], 800);
+    assert.strictEqual(tree.count[0], 8);
 });
 
 test('values that are not positive are left out', () => {
@@ -112,9 +155,9 @@ test('values that are not positive are left out', () => {
                        ['main c', -50, -1]]);
     const tree = F.buildTree(p, 0);
 
-    assert.strictEqual(tree.total, 100);
-    assert.deepStrictEqual(tree.children[0].children.map((c) => c.name),
-                           ['a']);
+    assert.strictEqual(tree.total[0], 100);
+    assert.deepStrictEqual(F.layout(tree, ['main'], 100)
+        .map((f) => F.label(tree, f.id)), ['all', 'main', 'a']);
     assert.deepStrictEqual(F.top(p, 0).map((r) => r.name), ['a', 'main']);
 });
 
@@ -125,13 +168,18 @@ test('top: flat is the last frame, cum counts a function once per stack',
         ['main parse alloc', 50, 1],
         ['main other', 20, 1],
     ]);
-    const rows = F.top(p, 0);
+    const rows = F.top(F.buildTree(p, 0));
     const by = Object.fromEntries(rows.map((r) => [r.name, r]));
+    const fn = (name) => p.names.indexOf(name);
 
-    assert.deepStrictEqual(by.parse, { name: 'parse', flat: 0, cum: 150 });
-    assert.deepStrictEqual(by.alloc, { name: 'alloc', flat: 150, cum: 150 });
-    assert.deepStrictEqual(by.main, { name: 'main', flat: 0, cum: 170 });
-    assert.deepStrictEqual(by.other, { name: 'other', flat: 20, cum: 20 });
+    assert.deepStrictEqual(by.parse, { name: 'parse', flat: 0, cum: 150,
+                                       fn: fn('parse') });
+    assert.deepStrictEqual(by.alloc, { name: 'alloc', flat: 150, cum: 150,
+                                       fn: fn('alloc') });
+    assert.deepStrictEqual(by.main, { name: 'main', flat: 0, cum: 170,
+                                      fn: 0 });
+    assert.deepStrictEqual(by.other, { name: 'other', flat: 20, cum: 20,
+                                       fn: fn('other') });
 
     // flat, largest first, then by name
     assert.deepStrictEqual(rows.map((r) => r.name),
@@ -154,27 +202,41 @@ test('layout: root spans the width, tiny frames are left out', () => {
     ]);
     const tree = F.buildTree(p, 0);
     const frames = F.layout(tree, [], 1000);
-    const names = frames.map((f) => f.node.name);
+    const names = frames.map((f) => F.label(tree, f.id));
 
-    assert.deepStrictEqual(frames[0], { x: 0, w: 1000, depth: 0,
-                                        node: tree, ancestor: false });
+    assert.deepStrictEqual(frames[0], { x: 0, w: 1000, depth: 0, id: 0,
+                                        ancestor: false, up: -1 });
     assert.ok(names.includes('big'));
     assert.ok(!names.includes('tiny'));
     assert.ok(!names.includes('deeper'));
     assert.ok(frames.every((f) => f.w >= 0.5));
 
-    const big = frames.find((f) => f.node.name === 'big');
+    const big = frames.find((f) => F.label(tree, f.id) === 'big');
     assert.strictEqual(big.depth, 2);
     assert.ok(Math.abs(big.w - 999000 / 999200 * 1000) < 1e-9);
 
-    // at a larger width (or a lower minPx) they show
-    assert.ok(F.layout(tree, [], 1000, { minPx: 0.05 })
-        .some((f) => f.node.name === 'tiny'));
+    // a mark where they would be: 2 frames (tiny and deeper), 200 bytes
+    const main = F.find(tree, ['main']);
+    assert.deepStrictEqual(frames.marks.map((m) => [m.depth, m.parent,
+                                                    m.frames, m.bytes,
+                                                    F.label(tree, m.widest)]),
+                           [[2, main, 2, 200, 'tiny']]);
+    assert.ok(Math.abs(frames.marks[0].x - big.w) < 1e-9);
+    assert.ok(Math.abs(frames.marks[0].w - 200 / 999200 * 1000) < 1e-9);
 
-    // the cap keeps the widest, never a child without its parent
+    // at a larger width (or a lower minPx) they show, and no mark
+    const low = F.layout(tree, [], 1000, { minPx: 0.05 });
+    assert.ok(low.some((f) => F.label(tree, f.id) === 'tiny'));
+    assert.deepStrictEqual(low.marks, []);
+
+    // the cap keeps the widest, never a child without its parent; what
+    // it cut is marked too
     const capped = F.layout(tree, [], 1000, { minPx: 0.01, cap: 3 });
-    assert.deepStrictEqual(capped.map((f) => f.node.name),
+    assert.deepStrictEqual(capped.map((f) => F.label(tree, f.id)),
                            ['all', 'main', 'big']);
+    assert.deepStrictEqual(capped.marks.map((m) => [m.parent, m.frames,
+                                                    m.bytes]),
+                           [[main, 2, 200]]);
 });
 
 test('zoom: the focus spans the width, its ancestors stay above it', () => {
@@ -182,53 +244,246 @@ test('zoom: the focus spans the width, its ancestors stay above it', () => {
     const frames = F.layout(tree, ['main', 'worker', 'ngx_palloc'], 700);
 
     assert.deepStrictEqual(
-        frames.map((f) => [f.node.name, f.depth, f.x, f.w, f.ancestor]),
+        frames.map((f) => [F.label(tree, f.id), f.depth, f.x, f.w,
+                           f.ancestor]),
         [['all', 0, 0, 700, true],
          ['main', 1, 0, 700, true],
          ['worker', 2, 0, 700, true],
          ['ngx_palloc', 3, 0, 700, false],
          ['ngx_alloc', 4, 0, 100, false]]);
+    assert.strictEqual(frames.focus,
+                       F.find(tree, ['main', 'worker', 'ngx_palloc']));
 
     // pcalloc and the master's frames are outside the zoom
-    assert.ok(!frames.some((f) => f.node.name === 'ngx_pcalloc'));
+    assert.ok(!frames.some((f) => F.label(tree, f.id) === 'ngx_pcalloc'));
 
     // a path the data lost stops where it still exists
-    assert.strictEqual(F.find(tree, ['main', 'gone', 'x']).name, 'main');
+    assert.strictEqual(F.label(tree, F.find(tree, ['main', 'gone', 'x'])),
+                       'main');
     assert.strictEqual(F.layout(tree, ['main', 'gone'], 100)[1].w, 100);
 });
 
-test('search: case-insensitive, share counts nested matches once', () => {
-    const tree = F.buildTree(SMALL, 0);
+test('collapse: runs of single callers fold into one frame', () => {
+    const p = profile([
+        ['_start main cycle spawn worker handler hold', 600, 6],
+        ['_start main cycle spawn worker other', 400, 4],
+    ]);
+    const tree = F.buildTree(p, 0);
+    const frames = F.layout(tree, [], 1000, { collapse: true });
+    const names = (fs) => fs.map((f) => (f.chain ? F.chainLabel(tree, f.chain)
+                                                 : F.label(tree, f.id)));
 
-    let r = F.search(tree, 'NGX_P');
-    assert.deepStrictEqual([...r.names].sort(), ['ngx_palloc', 'ngx_pcalloc']);
+    // worker has two callees: the run ends above it; the top row stays
+    // (in the allocators' view, the allocating functions)
+    assert.deepStrictEqual(names(frames),
+                           ['all', '_start', 'main → … → spawn (3 frames)',
+                            'worker', 'handler', 'hold', 'other']);
+    assert.strictEqual(frames[2].id, F.find(tree, ['_start', 'main', 'cycle',
+                                                   'spawn']));
+    assert.deepStrictEqual(frames.map((f) => f.depth),
+                           [0, 1, 2, 3, 4, 5, 4]);
+    // handler -> hold is two: not folded, and hold has bytes of its own
+
+    // zoomed: the root, the callers folded, the last caller, the focus
+    const at = ['_start', 'main', 'cycle', 'spawn', 'worker', 'handler'];
+    const zoomed = F.layout(tree, at, 1000, { collapse: true });
+    assert.deepStrictEqual(names(zoomed).slice(0, 4),
+                           ['all', '_start → … → spawn (4 frames)', 'worker',
+                            'handler']);
+    assert.deepStrictEqual(zoomed.map((f) => f.ancestor),
+                           [true, true, true, false, false]);
+    assert.strictEqual(zoomed.focus, F.find(tree, at));
+    // without collapse, every frame its row
+    assert.strictEqual(F.layout(tree, at, 1000).length, 8);
+});
+
+test('search: a regex, case-insensitive; share counts nested ones once',
+     () => {
+    const tree = F.buildTree(SMALL, 0);
+    const names = (r) => [...r.names].map((f) => SMALL.names[f]).sort();
+    const re = (text) => F.regex(text).re;
+
+    let r = F.search(tree, re('NGX_P'));
+    assert.deepStrictEqual(names(r), ['ngx_palloc', 'ngx_pcalloc']);
     assert.strictEqual(r.total, 1000);   // 700 + 200 + 100
     assert.strictEqual(r.share, 1);
+    // the nodes, widest first: next and previous go through them
+    assert.deepStrictEqual(r.matches.map((i) => [F.label(tree, i),
+                                                 tree.total[i]]),
+                           [['ngx_palloc', 700], ['ngx_pcalloc', 200],
+                            ['ngx_palloc', 100]]);
 
     // ngx_alloc (100) sits below ngx_palloc (700): 1000 in all, not 1100
-    r = F.search(tree, 'alloc');
-    assert.ok(r.names.has('ngx_alloc'));
+    r = F.search(tree, re('alloc$'));
+    assert.deepStrictEqual(names(r), ['ngx_alloc', 'ngx_palloc',
+                                      'ngx_pcalloc']);
     assert.strictEqual(r.total, 1000);
 
-    r = F.search(tree, 'master');
+    r = F.search(tree, re('^master$|^nothing'));
     assert.strictEqual(r.total, 100);
     assert.strictEqual(r.share, 0.1);
 
-    r = F.search(tree, 'nothing');
+    r = F.search(tree, re('nothing'));
     assert.strictEqual(r.total, 0);
     assert.strictEqual(r.names.size, 0);
 
     // the root is no function
     const other = F.buildTree(profile([['main f', 10, 1]]), 0);
-    assert.strictEqual(F.search(other, 'all').total, 0);
-    assert.strictEqual(F.search(tree, '').names.size, 0);
+    assert.strictEqual(F.search(other, re('all')).total, 0);
+    assert.strictEqual(F.search(tree, re('')).names.size, 0);
+
+    // a C++ name, demangled by the server, found as written
+    const cpp = F.buildTree(profile([
+        ['main RuleWithActions::evaluate(Transaction*)', 10, 1]]), 0);
+    assert.strictEqual(F.search(cpp, re('RuleWithActions::evaluate')).total,
+                       10);
+
+    assert.deepStrictEqual(F.regex('  '), { re: null });
+    assert.match(F.regex('ngx_(').error,
+                 /^not a regular expression: Unterminated group$/);
+});
+
+// a function at two depths, and recursion
+const CALLS = profile([
+    ['main a alloc', 100, 1],
+    ['main b alloc', 50, 1],
+    ['main b f f g', 30, 1],
+    ['main c f', 20, 1],
+]);
+
+test('allocators first: the allocating functions at the top', () => {
+    const tree = F.invert(F.buildTree(CALLS, 0));
+
+    assert.strictEqual(tree.total[0], 200);
+    assert.deepStrictEqual(kids(tree, []), ['alloc', 'g', 'f']);
+    assert.strictEqual(node(tree, ['alloc']).total, 150);
+    assert.deepStrictEqual(kids(tree, ['alloc']), ['a', 'b']);
+    assert.deepStrictEqual(kids(tree, ['alloc', 'a']), ['main']);
+    assert.strictEqual(node(tree, ['g', 'f', 'f', 'b', 'main']).total, 30);
+    // what allocated has its bytes at the top, the callers' self is none
+    assert.strictEqual(node(tree, ['alloc']).self, 0);
+    assert.strictEqual(node(tree, ['alloc', 'a', 'main']).self, 100);
+});
+
+test('a function\'s callers and callees, a recursion counted once', () => {
+    const f = CALLS.names.indexOf('f');
+    const { callers, callees } = F.sandwich(F.buildTree(CALLS, 0), f);
+
+    assert.deepStrictEqual(kids(callers, []), ['f']);
+    assert.strictEqual(callers.total[0], 50);
+    assert.deepStrictEqual(kids(callers, ['f']), ['b', 'c']);
+    assert.strictEqual(node(callers, ['f', 'b', 'main']).total, 30);
+
+    assert.strictEqual(callees.total[0], 50);
+    assert.strictEqual(node(callees, ['f']).self, 20);
+    assert.deepStrictEqual(kids(callees, ['f']), ['f']);
+    assert.strictEqual(node(callees, ['f', 'f', 'g']).total, 30);
+
+    // alloc: 150, called from a and b
+    const a = F.sandwich(F.buildTree(CALLS, 0), CALLS.names.indexOf('alloc'));
+    assert.strictEqual(a.callers.total[0], 150);
+    assert.deepStrictEqual(kids(a.callees, ['alloc']), []);
+});
+
+test('focus, ignore and hide, as pprof\'s, and what each keeps', () => {
+    const re = (text) => F.regex(text).re;
+    let r = F.filter(CALLS, 0, { focus: re('^f$') });
+
+    assert.strictEqual(r.tree.total[0], 50);
+    assert.deepStrictEqual(kids(r.tree, ['main']), ['b', 'c']);
+    assert.deepStrictEqual(r.kept, { all: { stacks: 4, bytes: 200 },
+                                     focus: { stacks: 2, bytes: 50 } });
+
+    r = F.filter(CALLS, 0, { ignore: re('^f$') });
+    assert.strictEqual(r.tree.total[0], 150);
+    assert.deepStrictEqual(kids(r.tree, ['main']), ['a', 'b']);
+    assert.deepStrictEqual(r.kept.ignore, { stacks: 2, bytes: 150 });
+
+    // hide takes frames out: b's f f g becomes b g; c f becomes c
+    r = F.filter(CALLS, 0, { hide: re('^f$') });
+    assert.strictEqual(r.tree.total[0], 200);
+    assert.deepStrictEqual(kids(r.tree, ['main', 'b']), ['alloc', 'g']);
+    assert.strictEqual(node(r.tree, ['main', 'c']).self, 20);
+    assert.deepStrictEqual(r.kept.hide, { functions: 1, stacks: 2 });
+
+    // together: focus on b, hide alloc
+    r = F.filter(CALLS, 0, { focus: re('^b$'), hide: re('alloc') });
+    assert.strictEqual(r.tree.total[0], 80);
+    assert.strictEqual(node(r.tree, ['main', 'b']).self, 50);
+    assert.deepStrictEqual(r.kept.hide, { functions: 1, stacks: 1 });
+
+    // none: the whole tree
+    r = F.filter(CALLS, 0, {});
+    assert.strictEqual(r.tree.total[0], 200);
+    assert.deepStrictEqual(Object.keys(r.kept), ['all']);
+});
+
+test('by module: the innermost frame in a module, else nginx, else the '
+     + 'library', () => {
+    const NGINX = ['/usr/sbin/nginx', 'binary'];
+    const LUA = ['/usr/lib/nginx/modules/ngx_http_lua_module.so', 'module'];
+    const JIT = ['/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2', 'library'];
+    const LIBC = ['/usr/lib/x86_64-linux-gnu/libc.so.6', 'library'];
+    const TEST = ['/m/ngx_http_malloc_test_module.so', 'module'];
+    const p = profile([
+        ['main ngx_worker lua_handler lj_alloc', 100, 1],
+        ['main ngx_worker lua_handler test_hold lj_alloc', 40, 1],
+        ['main ngx_worker ngx_palloc', 30, 3],
+        ['start_thread lj_alloc', 20, 2],
+        ['start_thread', 5, 1],
+        ['lost', 1, 1],
+    ], false, { main: NGINX, ngx_worker: NGINX, ngx_palloc: NGINX,
+                lua_handler: LUA, lj_alloc: JIT, start_thread: LIBC,
+                test_hold: TEST });
+    const rows = F.modules(F.buildTree(p, 0), p);
+
+    assert.deepStrictEqual(rows.map((r) => [r.module, r.kind, r.bytes,
+                                            r.objects]),
+                           [['ngx_http_lua_module.so', 'module', 100, 1],
+                            ['ngx_http_malloc_test_module.so', 'module', 40,
+                             1],
+                            ['nginx', 'binary', 30, 3],
+                            ['libluajit-5.1.so.2', 'library', 20, 2],
+                            ['libc.so.6', 'library', 5, 1],
+                            ['unknown', 'unknown', 1, 1]]);
+    assert.match(F.MODULE_RULE, /innermost frame in an nginx module/);
+
+    assert.deepStrictEqual(F.fileOf(p, p.names.indexOf('lua_handler')),
+                           { path: LUA[0], kind: 'module',
+                             label: 'ngx_http_lua_module.so' });
+    assert.strictEqual(F.fileOf(p, 0).label, 'nginx');
+    assert.strictEqual(F.fileOf(p, p.names.indexOf('lost')), null);
+
+    // a colour per module, the largest first, at most eight and a grey
+    const colors = F.moduleColors(rows, p);
+    assert.strictEqual(colors.get('ngx_http_lua_module.so'), 'm0');
+    assert.strictEqual(colors.get('nginx'), 'm2');
+    assert.strictEqual(colors.get('unknown'), 'm5');
+});
+
+test('durations in h, min and s', () => {
+    assert.strictEqual(F.formatDuration(0), '0 s');
+    assert.strictEqual(F.formatDuration(45), '45 s');
+    assert.strictEqual(F.formatDuration(600), '10 min');
+    assert.strictEqual(F.formatDuration(598), '9 min 58 s');
+    assert.strictEqual(F.formatDuration(3600), '1 h');
+    assert.strictEqual(F.formatDuration(10743), '2 h 59 min');
+    assert.strictEqual(F.formatDuration(30 * 86400), '30 d');
+    assert.strictEqual(F.formatDuration(90000), '1 d 1 h');
+    assert.strictEqual(F.formatDuration(-3), '0 s');
 });
 
 // a comparison as pprof/heap.json?base= gives it: rows [now, then]
 function compared(stacks) {
     const p = profile(stacks.map(([frames, now]) => [frames, now, 1]));
+    const byStack = new Map(stacks.map(([frames, , then]) =>
+        [frames.split(' ').map((n) => p.names.indexOf(n)).join(' '), then]));
 
-    p.base_values = stacks.map(([, , then]) => [then, 1]);
+    p.base_values = p.stacks.map((leaf) => {
+        const tree = F.buildTree(p, 0);
+        return [byStack.get(F.pathOf(tree, leaf + 1)
+            .map((n) => p.names.indexOf(n)).join(' ')), 1];
+    });
     return p;
 }
 
@@ -244,27 +499,28 @@ const COMPARED = compared([
 test('a comparison: widths by now, each node knows its base', () => {
     const tree = F.buildTree(COMPARED, 0);
 
-    assert.strictEqual(tree.total, 1050);
-    assert.strictEqual(tree.base, 1030);
+    assert.strictEqual(tree.total[0], 1050);
+    assert.strictEqual(tree.base[0], 1030);
     // objects count now only: a gone stack adds none
-    assert.strictEqual(tree.count, 4);
+    assert.strictEqual(tree.count[0], 4);
 
-    const worker = F.find(tree, ['main', 'worker']);
+    const worker = node(tree, ['main', 'worker']);
     assert.strictEqual(worker.total, 1000);
     assert.strictEqual(worker.base, 1000);
-    assert.strictEqual(F.find(tree, ['main', 'new']).base, 0);
+    assert.strictEqual(node(tree, ['main', 'new']).base, 0);
 
     // a gone node is in the tree with nothing now, and sorts last
-    const old = F.find(tree, ['main', 'worker', 'old']);
+    const old = node(tree, ['main', 'worker', 'old']);
     assert.strictEqual(old.name, 'old');
     assert.strictEqual(old.total, 0);
     assert.strictEqual(old.base, 300);
-    assert.strictEqual(worker.children[worker.children.length - 1], old);
+    assert.strictEqual(worker.children[worker.children.length - 1].id,
+                       old.id);
 
     // ... and is never drawn, at any width or zoom
-    for (const path of [[], ['main'], ['main', 'worker']]) {
-        const names = F.layout(tree, path, 1000, { minPx: 0 })
-            .map((f) => f.node.name);
+    for (const at of [[], ['main'], ['main', 'worker']]) {
+        const names = F.layout(tree, at, 1000, { minPx: 0 })
+            .map((f) => F.label(tree, f.id));
         assert.ok(!names.includes('old') && !names.includes('old2'));
         assert.ok(!names.includes('deeper'));
     }
@@ -274,7 +530,7 @@ test('a comparison: widths by now, each node knows its base', () => {
         const sum = (key) => n.children.reduce((s, c) => s + c[key], 0);
         assert.ok(n.total >= sum('total') && n.base >= sum('base'), n.name);
         n.children.forEach(walk);
-    })(tree);
+    })(obj(tree, 0));
 
     assert.throws(() => F.buildTree({ ...COMPARED, base_values: [[1, 1]] },
                                     0), /base row/);
@@ -286,8 +542,8 @@ test('a comparison: grown, shrunk and the same, by the largest change',
      () => {
     const tree = F.buildTree(COMPARED, 0);
     const largest = F.largestChange(tree);
-    const cls = (path) => {
-        const n = F.find(tree, path);
+    const cls = (at) => {
+        const n = node(tree, at);
         return F.changeClass(n.total - n.base, largest);
     };
 
@@ -304,11 +560,11 @@ test('a comparison: grown, shrunk and the same, by the largest change',
     // a caller of two changes is as deep as the largest, not paler
     const two = F.buildTree(compared([['main a', 200, 100],
                                       ['main b', 150, 100]]), 0);
-    const main = F.find(two, ['main']);
+    const main = node(two, ['main']);
     assert.strictEqual(F.largestChange(two), 100);
     assert.strictEqual(F.changeClass(main.total - main.base,
                                      F.largestChange(two)), 'grown d5');
-    assert.strictEqual(F.find(two, ['main', 'b']).bself, 100);
+    assert.strictEqual(node(two, ['main', 'b']).bself, 100);
 
     // the depth: 1 to 5, never 0 for a change however small
     assert.strictEqual(F.changeClass(1, 1e9), 'grown d1');
@@ -316,6 +572,11 @@ test('a comparison: grown, shrunk and the same, by the largest change',
     assert.strictEqual(F.changeClass(-4e8, 1e9), 'shrunk d2');
     assert.strictEqual(F.changeClass(0, 1e9), 'same');
     assert.strictEqual(F.changeClass(5, 0), 'same');  // nothing changed
+
+    // the allocators' view keeps the base and the judgement
+    const inv = F.invert(tree);
+    assert.strictEqual(node(inv, ['grows']).base, 100);
+    assert.strictEqual(node(inv, ['grows']).sig, 600);
 });
 
 test('a comparison judged: only changes beyond the noise are painted',
@@ -324,14 +585,20 @@ test('a comparison judged: only changes beyond the noise are painted',
         ['main conf churn', 3000, 30],
         ['main conf leak', 900, 9],
     ]);
+    const at = (name) => p.stacks.findIndex((leaf) =>
+        p.names[p.nodes[2 * leaf]] === name);
 
-    p.base_values = [[2000, 20], [100, 1]];
-    p.significant = [0, 1];
+    p.base_values = [];
+    p.base_values[at('churn')] = [2000, 20];
+    p.base_values[at('leak')] = [100, 1];
+    p.significant = [];
+    p.significant[at('churn')] = 0;
+    p.significant[at('leak')] = 1;
 
     const tree = F.buildTree(p, 0);
-    const conf = F.find(tree, ['main', 'conf']);
-    const churn = conf.children.find((n) => n.name === 'churn');
-    const leak = conf.children.find((n) => n.name === 'leak');
+    const churn = node(tree, ['main', 'conf', 'churn']);
+    const leak = node(tree, ['main', 'conf', 'leak']);
+    const conf = node(tree, ['main', 'conf']);
 
     assert.strictEqual(churn.total - churn.base, 1000);
     assert.strictEqual(churn.sig, 0, 'the churn is noise: not painted');
@@ -351,7 +618,7 @@ test('a comparison: what is gone, outermost first, largest first', () => {
     const tree = F.buildTree(COMPARED, 0);
     const gone = F.gone(tree);
 
-    assert.deepStrictEqual(gone.map((n) => [F.pathOf(n), n.base]),
+    assert.deepStrictEqual(gone.map((i) => [F.pathOf(tree, i), tree.base[i]]),
                            [[['main', 'worker', 'old'], 300],
                             [['main', 'old2'], 30]]);     // not "deeper"
     assert.deepStrictEqual(F.gone(F.buildTree(SMALL, 0)), []);
@@ -359,7 +626,7 @@ test('a comparison: what is gone, outermost first, largest first', () => {
 
 test('a comparison: the top table has the changes', () => {
     const rows = F.top(COMPARED, 0);
-    const by = Object.fromEntries(rows.map((r) => [r.name, r]));
+    const by = Object.fromEntries(rows.map(({ fn, ...r }) => [r.name, r]));
 
     assert.deepStrictEqual(by.grows, { name: 'grows', flat: 700, cum: 700,
                                        dflat: 600, dcum: 600 });
@@ -382,7 +649,7 @@ test('a comparison: the top table has the changes', () => {
 
     // without a base, rows have no changes
     assert.deepStrictEqual(Object.keys(F.top(SMALL, 0)[0]),
-                           ['name', 'flat', 'cum']);
+                           ['name', 'flat', 'cum', 'fn']);
 });
 
 test('the choices of the fragment, and their query', () => {
@@ -470,32 +737,39 @@ test('formats and the query string', () => {
 });
 
 test('50k stacks: built, laid out and searched quickly', (t) => {
-    const p = synthetic(50000);
+    const p = JSON.parse(JSON.stringify(nodeForm(synthetic(50000))));
     const t0 = process.hrtime.bigint();
     const tree = F.buildTree(p, 0);
     const t1 = process.hrtime.bigint();
     const frames = F.layout(tree, [], 1200);
     const t2 = process.hrtime.bigint();
-    const rows = F.top(p, 0);
+    const rows = F.top(tree);
     const t3 = process.hrtime.bigint();
-    const found = F.search(tree, 'fn_12');
+    const found = F.search(tree, /fn_12/i);
     const t4 = process.hrtime.bigint();
     const ms = (a, b) => (Number(b - a) / 1e6).toFixed(1) + ' ms';
 
-    t.diagnostic(`buildTree ${ms(t0, t1)}, layout ${ms(t1, t2)} `
+    t.diagnostic(`${p.stacks.length} stacks, ${p.nodes.length / 2} nodes: `
+                 + `buildTree ${ms(t0, t1)}, layout ${ms(t1, t2)} `
                  + `(${frames.length} frames), top ${ms(t2, t3)}, `
                  + `search ${ms(t3, t4)}`);
 
     const sum = p.values.reduce((s, v) => s + v[0], 0);
-    assert.strictEqual(tree.total, sum);
+    assert.ok(p.stacks.length > 49000, 'distinct stacks');
+    assert.strictEqual(tree.total[0], sum);
     assert.ok(frames.length > 0 && frames.length <= 4000);
     assert.ok(frames.every((f) => f.w >= 0.5 && f.x + f.w <= 1200 + 1e-6));
+    assert.ok(frames.marks.length > 0);
+    assert.ok(frames.marks.every((m) => m.frames > 0 && m.bytes > 0));
     assert.ok(rows.length > 1000);
     assert.ok(found.share > 0 && found.share <= 1);
+    // the tree is the server's: built well under the profile's parse
+    assert.ok(Number(t1 - t0) / 1e6 < 400, ms(t0, t1));
 
     // zoomed into the widest path, the frames stay within the width
-    const path = F.pathOf(tree.children[0].children[0]);
-    const zoomed = F.layout(tree, path, 1200);
+    const widest = F.children(tree, F.children(tree, 0)[0])[0];
+    const at = F.pathOf(tree, widest);
+    const zoomed = F.layout(tree, at, 1200);
     assert.ok(zoomed.every((f) => f.x + f.w <= 1200 + 1e-6));
-    assert.strictEqual(zoomed[path.length].node, F.find(tree, path));
+    assert.strictEqual(zoomed[at.length].id, widest);
 });

@@ -18,9 +18,14 @@ const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
 const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
 
 // the DOM as the page left it, served by serve(opts); asked, if given,
-// gets the queries of pprof/heap.json
-async function dom(opts, hash = '', asked = []) {
+// gets the queries of pprof/heap.json, posted the bodies of POST
+// prof_active; before(server) runs before the page loads
+async function dom(opts, hash = '', asked = [], posted = [], before) {
     const server = serve(opts);
+
+    if (before) {
+        before(server);
+    }
     await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 
     const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-ui-'));
@@ -38,6 +43,7 @@ async function dom(opts, hash = '', asked = []) {
            (err, out) => (err ? fail(err) : ok(out))));
     } finally {
         asked.push(...server.asked);
+        posted.push(...server.posted);
         server.close();
         fs.rmSync(profile, { recursive: true, force: true });
     }
@@ -51,8 +57,9 @@ const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>')
 
 test('the page draws, zooms, searches, sorts and starts sampling',
      { skip }, async (t) => {
+    const posted = [];
     const html = await dom({ write: true, alloc: true, stacks: 50000,
-                             drive: true });
+                             drive: true }, '', [], posted);
     const m = html.match(/<pre id="drive">([^<]*)<\/pre>/);
 
     assert.ok(m, 'drive.js wrote its findings');
@@ -61,34 +68,122 @@ test('the page draws, zooms, searches, sorts and starts sampling',
 
     assert.strictEqual(seen.failed, undefined);
     assert.deepStrictEqual(seen.violations, []);
+    assert.deepStrictEqual(seen.errors, []);
     assert.ok(seen.styled, 'viewer.css applies');
     assert.ok(seen.frames > 100 && seen.frames <= 4000);
     assert.strictEqual(seen.root, 'all');
     assert.match(seen.title,
                  /^all\n[\d.]+ GiB, 100\.0% of all\n[\d,]+ objects/);
-    assert.ok(seen.matches > 0);
-    assert.match(seen.matchText, /^matched [\d.]+ \w+, [\d.]+% of all$/);
-    assert.strictEqual(seen.hash, '#search=NGX_FN_12');
+    // live: no seconds, no snapshot menu
+    assert.strictEqual(seen.hidden, '#seconds-choice #snapshot-choice');
+
+    // a narrow frame, hovered: the panel names it, with figures and file
+    assert.strictEqual(seen.hover.name, seen.hover.text);
+    assert.match(seen.hover.total, /^[\d.]+ [KMG]iB, [\d,]+ objects$/);
+    assert.match(seen.hover.share, /^[\d.<]+% of all$/);
+    assert.strictEqual(seen.hover.file, 'nginx (binary)');
+    assert.ok(seen.left, 'leaving the graph: the selection (none) again');
+    // the C++ name found as written, the symbol beside it
+    assert.strictEqual(seen.cpp.name,
+                       'RuleWithActions::evaluate(Transaction*)');
+    assert.strictEqual(seen.cpp.raw, '_ZN11modsecurity15RuleWithActions8'
+                                     + 'evaluateEPNS_11TransactionE');
+    assert.strictEqual(seen.cpp.file, 'libluajit-5.1.so.2.1.0 (library)');
+
+    // the search is a regex; Enter goes from match to match
+    assert.match(seen.matchText,
+                 /^matched [\d.]+ \w+, [\d.]+% of all; \d+ frames$/);
+    assert.match(seen.hash, /&search=NGX_FN_12%24$/);
+    assert.strictEqual(seen.firstMatch[0], 'ngx_fn_12');
+    assert.match(seen.firstMatch[1], /; 1 of \d+ frames$/);
+    assert.match(seen.secondMatch[1], /; 2 of \d+ frames$/);
+    assert.ok(seen.secondMatch[2], 'the match selected is drawn');
+
     assert.deepStrictEqual(seen.zoom, { name: seen.zoomName, full: true,
-                                        ancestors: 2, reset: false });
+                                        ancestors: 2, reset: false,
+                                        summary: true });
+    // keys: down, right, Enter, Escape, Backspace; back restores
+    const k = seen.keys;
+    assert.ok(k.moved, 'right: the next frame in the row');
+    assert.strictEqual(k.zoomed, k.down);
+    // down may enter a folded run of single callers: its last is zoomed
+    assert.match(k.hash, new RegExp('^#zoom=main&zoom=' + seen.zoomName
+                                    + '&(zoom=[^&]+&)*zoom=' + k.down + '&'));
+    assert.strictEqual(k.escaped, seen.zoomName);
+    assert.strictEqual(k.backspace, 'main');
+    assert.strictEqual(k.steps, 4, 'each zoom a step of the history');
+    assert.strictEqual(k.back, seen.zoomName);
+    assert.strictEqual(k.back2, k.down);
     assert.strictEqual(seen.unzoomed, 'all');
+
+    // a mark of what is too narrow: clicked, it is drawn
+    const below = seen.more.title.match(re(
+        String.raw`^[\d,]+ frames? below (\S+), [\d.]+ \w+, too narrow `,
+        'to draw: click to zoom into them$'));
+    assert.ok(below, seen.more.title);
+    assert.strictEqual(seen.more.zoomed, below[1]);
+    assert.strictEqual(seen.more.selected, below[1]);
+    assert.ok(seen.more.frames > seen.frames, 'more of them drawn');
+
+    const f = seen.filters;
+    assert.match(f.focus, /^focus keeps [\d,]+ of 49,998 stacks, [\d.]+ GiB of 46\.4 GiB$/);
+    // the summary (and the tables) follow it
+    assert.strictEqual(f.focusSummary.split(' live')[0],
+                       f.focus.match(/, ([\d.]+ GiB) of/)[1]);
+    assert.strictEqual(f.bad, 'not a regular expression: Unterminated group');
+    assert.strictEqual(f.badClass, 'note invalid');
+    assert.strictEqual(f.badFrames, f.focusFrames, 'the graph unchanged');
+    assert.match(f.ignore, /^ignore keeps [\d,]+ of 49,998 stacks, /);
+    assert.match(f.hide, /^hide takes \d+ functions out of [\d,]+ stacks$/);
+    assert.match(f.hash, /&hide=%5Engx_fn_%5B0-9%5D%24$/);
+
+    // the allocators first: the top row allocated itself
+    assert.strictEqual(seen.allocators.hash, '#view=allocators');
+    assert.ok(seen.allocators.top > 10);
+    assert.match(seen.allocators.function,
+                 /^[\d.]+ MiB allocated by it, [\d.]+ MiB by it and what/);
+    assert.ok(seen.allocators.self, 'no self row: the bytes are on top');
+    const s = seen.sandwich;
+    assert.strictEqual(s.hash, '#view=sandwich&fn=' + seen.allocators.name);
+    assert.strictEqual(s.view, 'sandwich');
+    assert.ok(s.callers > 10, 'its callers, above');
+    assert.strictEqual(s.root, seen.allocators.name);
+    assert.strictEqual(s.back, 'allocators');
+
+    assert.deepStrictEqual(seen.modules.rows, ['ngx_http_lua_module.so',
+                                               'nginx']);
+    assert.deepStrictEqual(seen.modules.byName, ['nginx',
+                                                 'ngx_http_lua_module.so']);
+    assert.match(seen.modules.rule, /^A stack's bytes go to the innermost /);
+    assert.ok(seen.modules.colored > 100);
+    assert.strictEqual(seen.modules.legend, 'ngx_http_lua_module.so nginx '
+                       + 'libluajit-5.1.so.2.1.0 libc.so.6');
+
     assert.deepStrictEqual(seen.byName, [...seen.byName].sort());
     assert.strictEqual(seen.sortAttr, 'ascending');
     assert.match(seen.allocSummary, /^[\d.]+ GiB allocated since sampling/);
-    assert.strictEqual(seen.sampling, 'sampling on');
+
+    // a duration, as docs/api.md has it; the timer runs
+    assert.deepStrictEqual(seen.durations, ['10m 10 min', '1h 1 h',
+                                            ' until stopped']);
+    assert.strictEqual(seen.sampling, 'sampling on, 10 min left');
+    assert.strictEqual(seen.countdown, 'sampling on, 9 min 59 s left');
+    assert.strictEqual(seen.forever, 'sampling on until stopped');
+    assert.deepStrictEqual(posted, ['{"active":true,"duration":"10m"}',
+                                    '{"active":true}']);
 
     assert.deepStrictEqual(seen.disabled, { growth: '#snapshot #base',
                                             snapshot: '#worker #seconds',
                                             live: '#seconds #snapshot' });
+    assert.strictEqual(seen.liveHidden, '#seconds-choice #snapshot-choice');
     // a snapshot per time, whatever its files
     assert.deepStrictEqual(seen.snapshots, [
         'snapshot-20261201T031814Z 2026-12-01 03:18:14 UTC',
         'snapshot-20261201T021814Z 2026-12-01 02:18:14 UTC (2 files)']);
 
     const c = seen.compare;
-    assert.strictEqual(c.hash, '#base=snapshot-20261201T021814Z&type=alloc'
-                               + '&search=NGX_FN_12');
-    assert.ok(c.grown > 100 && c.shrunk > 100, c.grown + ' ' + c.shrunk);
+    assert.strictEqual(c.hash, '#base=snapshot-20261201T021814Z&type=alloc');
+    assert.ok(c.grown > 20 && c.shrunk > 20, c.grown + " " + c.shrunk);
     assert.strictEqual(c.colored, 0, 'no colour by name in a comparison');
     assert.match(c.root, re(String.raw`^all\n[\d.]+ GiB, 100\.0% of all\n`,
                             String.raw`\+[\d.]+ \w+ since the base `,
@@ -96,7 +191,7 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.match(c.summary, re(
         String.raw`^[\d.]+ GiB allocated since sampling began in [\d,]+ `,
         String.raw`objects; \+[\d.]+ \w+ since the base, 2026-12-01 `,
-        String.raw`02:18:14 UTC \([\d.]+ GiB then\), 50,001 stacks;`));
+        String.raw`02:18:14 UTC \([\d.]+ GiB then\), 49,999 stacks;`));
     assert.strictEqual(c.gone,
                        'Gone since the base, so not drawn: ngx_gone_site '
                        + '-3.00 MiB');
@@ -164,6 +259,18 @@ test('no snapshots: none offered; one not listed: its error',
                           '2099-12-31 00:00:00 UTC</option></select>'));
 });
 
+test('sampling started through the API: its time left, kept',
+     { skip }, async () => {
+    const posted = [];
+    const html = await dom({ write: true, stacks: 50 }, '', [], posted,
+                           (server) => server.sample(10743));
+
+    // "2 h 59 min", never "10743 s"; and nothing posted over it
+    assert.match(html, /<span id="sampling"[^>]*>sampling on, 2 h 5[89] min left</);
+    assert.deepStrictEqual(posted, []);
+    assert.match(html, /<select id="duration"><option value="10m">10 min/);
+});
+
 test('a read-only location: no buttons; a zoom from the URL',
      { skip }, async () => {
     const html = await dom({ stacks: 50 }, '#zoom=main&search=main');
@@ -171,7 +278,7 @@ test('a read-only location: no buttons; a zoom from the URL',
     assert.match(html, /<body data-state="ready"[ >]/);
     assert.doesNotMatch(html, /id="start"/);
     assert.doesNotMatch(html, /id="type-choice"(?! hidden)/);
-    assert.match(html, /<div class="frame c\d ancestor[^"]*"[^>]*>all<\/div>/);
+    assert.match(html, /<div class="frame root ancestor[^"]*"[^>]*>all<\/div>/);
     assert.match(html,
                  /<div class="frame c\d focus[^"]*match[^"]*"[^>]*>main</);
     assert.match(html, /<table id="workers">[^]*<tr data-pid="2052">/);

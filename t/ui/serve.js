@@ -20,19 +20,36 @@ const TYPES = { html: 'text/html; charset=utf-8',
                 js: 'text/javascript; charset=utf-8',
                 css: 'text/css; charset=utf-8' };
 
-// a deterministic random source, so that a failure repeats
+// a deterministic random source, so that a failure repeats: a 32-bit
+// congruential one (in floats, a product past 2^53 rounds, and the
+// sequence fell into a cycle of a few hundred stacks)
 function prng(seed) {
     return () => {
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return seed / 2147483648;
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+        return seed / 4294967296;
     };
 }
 
+// The files of the synthetic profile and which names lie in them: the
+// outer code in the binary, then a module, the library it calls and libc,
+// and a few names at addresses no mapping holds.
+const FILES = [
+    { path: '/usr/sbin/nginx', kind: 'binary' },
+    { path: '/usr/lib/nginx/modules/ngx_http_lua_module.so', kind: 'module' },
+    { path: '/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2.1.0',
+      kind: 'library' },
+    { path: '/usr/lib/x86_64-linux-gnu/libc.so.6', kind: 'library' },
+];
+const fileOfName = (i) => (i < 2000 ? 0 : i < 2500 ? 1 : i < 2900 ? 2
+                           : i < 2990 ? 3 : -1);
+
 // count stacks over 3000 names, root first, sharing the prefixes that
-// real code paths share; alloc adds the alloc_* types
+// real code paths share; alloc adds the alloc_* types.  In the form of
+// before nodes (stacks of names): nodeForm() makes heap.json of it.
 function synthetic(count, alloc) {
     const rand = prng(42);
     const names = Array.from({ length: 3000 }, (_, i) => 'ngx_fn_' + i);
+    const raw = names.map(() => null);
     const spines = Array.from({ length: 200 }, () =>
         Array.from({ length: 5 + Math.floor(rand() * 15) },
                    () => Math.floor(rand() * 300)));
@@ -40,6 +57,9 @@ function synthetic(count, alloc) {
     const values = [];
 
     names[0] = 'main';
+    // C++, demangled by the server, the symbol kept in raw
+    names[2600] = 'RuleWithActions::evaluate(Transaction*)';
+    raw[2600] = '_ZN11modsecurity15RuleWithActions8evaluateEPNS_11TransactionE';
     for (let s = 0; s < count; s++) {
         const stack = [0, ...spines[Math.floor(rand() * spines.length)]];
 
@@ -57,7 +77,75 @@ function synthetic(count, alloc) {
     return { period: 524288, seconds: 0,
              types: ['inuse_space', 'inuse_objects'].concat(
                  alloc ? ['alloc_space', 'alloc_objects'] : []),
-             names, stacks, values };
+             names, raw, files: FILES, name_files: names.map((n, i) =>
+                 fileOfName(i)), stacks, values };
+}
+
+// A profile whose stacks are lists of names (root first) in heap.json's
+// form: the merged tree as "nodes", parent before children, each stack
+// its last node.  Equal stacks become one, their rows added up, as the
+// server merges them; the rows beside "values" follow.
+function nodeForm(profile) {
+    const nodes = [];
+    const byKey = new Map();        // parent node * names + name -> node
+    const width = profile.names.length + 1;
+    const rows = ['values', 'base_values', 'samples', 'base_samples']
+        .filter((k) => profile[k]);
+    const out = { ...profile, nodes: [], stacks: [] };
+    const index = new Map();        // node -> index in out.stacks
+    const tree = [{ kids: [] }];    // a trie first, then depth first
+
+    rows.forEach((k) => { out[k] = []; });
+    profile.stacks.forEach((stack, s) => {
+        let n = 0;
+
+        for (const f of stack) {
+            const key = n * width + f;
+            let next = byKey.get(key);
+
+            if (next === undefined) {
+                next = tree.length;
+                tree.push({ name: f, kids: [] });
+                tree[n].kids.push(next);
+                byKey.set(key, next);
+            }
+            n = next;
+        }
+        if (!index.has(n)) {
+            index.set(n, out.stacks.length);
+            out.stacks.push(n);
+            rows.forEach((k) => out[k].push(profile[k][s].slice
+                ? profile[k][s].map(() => 0) : 0));
+        }
+        const at = index.get(n);
+        rows.forEach((k) => {
+            if (Array.isArray(profile[k][s])) {
+                profile[k][s].forEach((v, j) => { out[k][at][j] += v; });
+            } else {
+                out[k][at] += profile[k][s];
+            }
+        });
+    });
+
+    // depth first, children in reverse order of making: "no order"
+    const at = new Int32Array(tree.length);
+    const todo = tree[0].kids.map((c) => [c, -1]).reverse();
+    while (todo.length > 0) {
+        const [n, parent] = todo.pop();
+        const i = nodes.length / 2;
+
+        at[n] = i;
+        nodes.push(tree[n].name, parent === -1 ? 0 : i - parent);
+        for (const c of tree[n].kids) {
+            todo.push([c, i]);
+        }
+    }
+    out.nodes = nodes;
+    out.stacks = out.stacks.map((n) => at[n]);
+    if (profile.significant) {
+        out.significant = out.stacks.map(() => 1);
+    }
+    return out;
 }
 
 // Two scheduled snapshots, newest first: the live profile as it was then,
@@ -95,6 +183,8 @@ function sides(profile, now, base) {
     }
     if (now.gone || (base && base.gone)) {
         out.names = [...profile.names, 'ngx_gone_site'];
+        out.raw = [...profile.raw, null];
+        out.name_files = [...profile.name_files, 0];
         out.stacks = [...profile.stacks, [0, profile.names.length]];
         out.values.push(gone(now));
         if (base) {
@@ -104,13 +194,49 @@ function sides(profile, now, base) {
     return out;
 }
 
+// a body of POST prof_active as the module takes it: {active, seconds}
+// (seconds 0: no end), or null
+function activeBody(body) {
+    let j;
+
+    try {
+        j = JSON.parse(body);
+    } catch (e) {
+        return null;
+    }
+    if (typeof j === 'boolean') {
+        return { active: j, seconds: 0 };
+    }
+    if (!j || typeof j.active !== 'boolean'
+        || Object.keys(j).some((k) => k !== 'active' && k !== 'duration')) {
+        return null;
+    }
+    if (j.duration === undefined || j.duration === null) {
+        return { active: j.active, seconds: 0 };
+    }
+
+    const unit = { s: 1, m: 60, h: 3600, d: 86400 };
+    const parts = String(j.duration).trim().split(/\s+/);
+    let seconds = 0;
+
+    for (const part of parts) {
+        const m = /^(\d+)([smhd]?)$/.exec(part);
+        if (!m || typeof j.duration !== 'string' || !j.active) {
+            return null;
+        }
+        seconds += Number(m[1]) * unit[m[2] || 's'];
+    }
+    return seconds >= 1 && seconds <= 30 * 86400
+        ? { active: true, seconds } : null;
+}
+
 function error(res, status, code, text) {
     send(res, status, { error: { status, code, text } });
 }
 
 function send(res, status, json) {
     res.writeHead(status, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify(json, null, 2) + '\n');
+    res.end(JSON.stringify(json) + '\n');
 }
 
 // opts: write (POSTs allowed), stacks (profile size), alloc (alloc types),
@@ -121,10 +247,13 @@ function serve(opts = {}) {
     const pids = [2051, 2052];
     let active = false;
     const profile = synthetic(opts.stacks || 2000, opts.alloc);
+    const made = new Map();     // heap.json by what it shows, made once
+    let duration = null;        // the end of sampling, ms, or null
     const workers = () => pids.map((pid, worker) => (
         { worker, pid, prof_active: active, age: 0.5, stale: false }));
     const snapshots = opts.snapshots === false ? [] : SNAPSHOTS;
     const asked = [];
+    const posted = [];              // the bodies of POST prof_active
 
     const server = http.createServer((req, res) => {
         const url = new URL(req.url, 'http://x');
@@ -156,10 +285,20 @@ function serve(opts = {}) {
         }
 
         if (p === '/malloc/' || p === '/malloc/prof_active') {
+            const remaining = () => {
+                if (duration !== null && Date.now() >= duration) {
+                    active = false;
+                    duration = null;
+                }
+                return duration === null ? null
+                    : Math.ceil((duration - Date.now()) / 1000);
+            };
+
             if (req.method !== 'POST') {
+                const left = remaining();
                 return send(res, 200, { write: !!opts.write,
                                         prof_active: active,
-                                        prof_active_remaining: null,
+                                        prof_active_remaining: left,
                                         workers: workers() });
             }
             if (!opts.write) {
@@ -168,11 +307,18 @@ function serve(opts = {}) {
             let body = '';
             req.on('data', (d) => { body += d; });
             return req.on('end', () => {
-                if (body !== 'true' && body !== 'false') {
+                const set = activeBody(body);
+
+                if (set === null) {
                     return error(res, 400, 'invalid_body', 'not ' + body);
                 }
-                active = body === 'true';
-                send(res, 200, { prof_active: active, workers: workers() });
+                posted.push(body);
+                active = set.active;
+                duration = set.seconds ? Date.now() + set.seconds * 1000
+                                       : null;
+                send(res, 200, { prof_active: active,
+                                 prof_active_remaining: remaining(),
+                                 workers: workers() });
             });
         }
 
@@ -231,20 +377,29 @@ function serve(opts = {}) {
             if (opts.fail) {
                 return error(res, 503, 'jemalloc_not_found', opts.fail);
             }
-            return send(res, 200, {
-                ...sides(profile, snapshot ? snapshotOf(snapshot) : LIVE,
-                         base && snapshotOf(base)),
-                seconds: Number(seconds) });
+            const key = snapshot + ' ' + base;
+            if (!made.has(key)) {
+                made.set(key, nodeForm(sides(profile, snapshot
+                    ? snapshotOf(snapshot) : LIVE, base && snapshotOf(base))));
+            }
+            return send(res, 200, { ...made.get(key),
+                                    seconds: Number(seconds) });
         }
 
         error(res, 404, 'not_found', 'no endpoint "' + p + '" here');
     });
 
     server.asked = asked;
+    server.posted = posted;
+    // as a POST through the API: sampling on for seconds
+    server.sample = (seconds) => {
+        active = true;
+        duration = Date.now() + seconds * 1000;
+    };
     return server;
 }
 
-module.exports = { serve, synthetic };
+module.exports = { serve, synthetic, nodeForm };
 
 if (require.main === module) {
     const port = Number(process.argv[2] || 8080);
