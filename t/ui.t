@@ -428,6 +428,55 @@ SKIP: {
     $m->stop;
 }
 
+# a C++ function, read as its source names it, found by that name; its
+# symbol in the panel, to copy; and ui/ with the slash, which moves to ui
+# (its fragment kept, as a bookmark would have it)
+
+my $cx = MallocTest->new(workers => 1,
+                         server => 'location /t/cxx { malloc_test_cxx; }')
+    ->start;
+is($cx->post('/malloc/prof_active', 'true')->{status}, 200,
+   'C++: profiling on');
+is($cx->get('/t/cxx?mb=16&block=8')->{status}, 200,
+   'C++: 16 MiB held through malloc_test::Holder::grow');
+
+SKIP: {
+    skip $why, 7 unless $chromium;
+
+    my $seen = drive($cx->url('/malloc/ui/#search=Holder::grow'), <<'JS');
+async () => {
+    const $ = (s) => document.querySelector(s);
+    const hit = [...$('#flame').querySelectorAll('.frame.match')];
+
+    if (hit.length) {
+        hit[0].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+        await new Promise((ok) => setTimeout(ok, 100));
+    }
+    return { path: location.pathname, hash: decodeURIComponent(location.hash),
+             state: document.body.dataset.state,
+             matches: hit.map((e) => e.textContent),
+             name: $('#d-name').textContent, raw: $('#d-raw').textContent,
+             file: $('#d-file').textContent };
+}
+JS
+    is($seen->{path}, '/malloc/ui', 'ui/: the page moved to ui')
+        or diag explain $seen;
+    is($seen->{hash}, '#search=Holder::grow', 'ui/: its fragment kept');
+    is($seen->{state}, 'ready', 'ui/: and drawn');
+    ok(grep({ /^malloc_test::Holder::grow\(unsigned long\)$/ }
+            @{$seen->{matches} // []}),
+       'C++: a search for Holder::grow finds the demangled frame');
+    like($seen->{name} // '', qr/^malloc_test::Holder::grow/,
+         'C++: the panel names it as the source does');
+    is($seen->{raw}, '_ZN11malloc_test6Holder4growEm',
+       'C++: with its symbol to copy');
+    like($seen->{file} // '', qr/ngx_http_malloc_test_module\.so/,
+         'C++: in the test module\'s file');
+}
+
+$cx->no_alerts;
+$cx->stop;
+
 done_testing;
 
 
