@@ -133,6 +133,8 @@ async function drive(dir) {
         fs.writeFileSync(process.env.CDP_SCREENSHOT,
                          Buffer.from(shot.data, 'base64'));
     }
+    /* closed, not killed: it then removes its files in /tmp */
+    await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
     ws.close();
     return value;
 }
