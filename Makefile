@@ -18,12 +18,12 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
-	             origin.c folded.c pipeline.c rss.c)
+	             origin.c folded.c pipeline.c rss.c demangle.c)
 CORE_LIBS := -ljansson -lz -lm
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
-	             folded pipeline rss)
+	             folded pipeline rss demangle)
 FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
-	             origin rss)
+	             origin rss demangle)
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
@@ -63,7 +63,8 @@ ngx_http_malloc_module/ngx_http_malloc_assets.c: ui/embed.pl \
 	perl ui/embed.pl $@
 
 $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
-	                  t/testmod/ngx_http_malloc_test_module.c
+	                  t/testmod/ngx_http_malloc_test_module.c \
+	                  t/testmod/ngx_http_malloc_test_cxx.cpp
 	$(MAKE) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
 
 $(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
@@ -137,11 +138,13 @@ bench-deps:
 # no sanitizers: it measures the symbolizer
 $(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
+	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_symbol.c \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
+	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
 
 $(BUILD)/bench_rss: bench/bench_rss.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_rss.c
@@ -193,7 +196,8 @@ $(UBSAN_BUILD)/Makefile: config t/testmod/config
 	    || { tail -20 $(UBSAN_BUILD)/configure.log; exit 1; }
 
 $(UBSAN_MODS) &: $(UBSAN_BUILD)/Makefile $(SRCS) \
-	         t/testmod/ngx_http_malloc_test_module.c
+	         t/testmod/ngx_http_malloc_test_module.c \
+	         t/testmod/ngx_http_malloc_test_cxx.cpp
 	$(MAKE) -f $(UBSAN_BUILD)/Makefile -C $(NGX_SRC) modules
 
 $(UBSAN_BUILD)/ubsan_options.so: t/ubsan/ubsan_options.c

@@ -11,7 +11,7 @@
  *
  * Owns: a profile request's steps.  Calls: wait, reply, board, threads,
  * schedule (its listing of snapshots), and the pure core (pipeline, path,
- * jemalloc).
+ * jemalloc, symbol: its demangler for heap.json's names).
  */
 
 
@@ -29,6 +29,7 @@
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
+#include "ngx_http_malloc_symbol.h"
 
 
 #define NGX_HTTP_MALLOC_PROCESS_ARGS                                         \
@@ -212,7 +213,7 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
 
     if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
         pf->pipe.gzip = ngx_http_malloc_gzip_accepted(r);
-        pf->pipe.rename = NULL;
+        pf->pipe.rename = ngx_http_malloc_symbols_demangle;
     }
 
     if (ngx_http_arg(r, (u_char *) "process", 7, &arg) == NGX_OK) {

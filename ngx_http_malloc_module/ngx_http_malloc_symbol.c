@@ -18,7 +18,7 @@
  * stripped nginx to the exported function below it, we say
  * "nginx+0x<vaddr>" instead.
  *
- * Owns: the symbol cache's layout.  Calls: arena (pure C).
+ * Owns: the symbol cache's layout.  Calls: arena, demangle (pure C).
  */
 
 
@@ -26,11 +26,13 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,6 +40,12 @@
 
 #include "ngx_http_malloc_symbol.h"
 #include "ngx_http_malloc_symbol_fuzz.h"
+#include "ngx_http_malloc_demangle.h"
+
+
+/* libstdc++'s, from <cxxabi.h>, which C code cannot include */
+typedef char *(*ngx_http_malloc_cxa_demangle_pt)(const char *mangled,
+    char *out, size_t *len, int *status);
 
 
 /* a worker maps a few dozen files; after that addresses go unnamed */
@@ -1713,4 +1721,73 @@ ngx_http_malloc_elf_notes(ngx_http_malloc_elf_t *elf, uint64_t off,
     }
 
     return -1;
+}
+
+
+size_t
+ngx_http_malloc_symbols_demangle(const char *sym, char *buf, size_t size)
+{
+    int                                     status;
+    char                                   *out;
+    size_t                                  len;
+
+    /*
+     * Once per process: a library that dlopen() brings later is not
+     * looked for, as nginx loads its modules before any worker names a
+     * frame.
+     */
+    static int                              looked;
+    static ngx_http_malloc_cxa_demangle_pt  cxa;
+
+    if (buf == NULL || size == 0) {
+        return 0;
+    }
+
+    buf[0] = '\0';
+
+    if (sym == NULL || sym[0] != '_' || sym[1] != 'Z') {
+        return ngx_http_malloc_demangle(sym, buf, size);
+    }
+
+    if (!looked) {
+        cxa = (ngx_http_malloc_cxa_demangle_pt) dlsym(RTLD_DEFAULT,
+                                                      "__cxa_demangle");
+        looked = 1;
+    }
+
+    if (cxa == NULL) {
+        return ngx_http_malloc_demangle(sym, buf, size);
+    }
+
+    status = 0;
+    out = cxa(sym, NULL, NULL, &status);
+
+    if (out == NULL || status != 0) {
+        free(out);
+        return ngx_http_malloc_demangle(sym, buf, size);
+    }
+
+    len = strlen(out);
+
+    /*
+     * a Rust legacy name, to __cxa_demangle a C++ one: it keeps the hash
+     * ("::h" and 16 hex digits) that the viewer leaves out
+     */
+
+    if (len > 19 && memcmp(out + len - 19, "::h", 3) == 0
+        && strspn(out + len - 16, "0123456789abcdef") == 16)
+    {
+        free(out);
+        return ngx_http_malloc_demangle(sym, buf, size);
+    }
+
+    if (len >= size) {
+        free(out);
+        return 0;
+    }
+
+    memcpy(buf, out, len + 1);
+    free(out);
+
+    return len;
 }

@@ -61,5 +61,14 @@ const char *ngx_http_malloc_symbols_lookup(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_arena_t *arena, const ngx_http_malloc_map_t *maps,
     size_t nmaps, uint64_t addr, int *map);
 
+/*
+ * ngx_http_malloc_demangle() as the process can best do it: with the
+ * __cxa_demangle of libstdc++ when a C++ module brought it (it knows all
+ * of C++), else, and for Rust names, with the module's own demangler.
+ * Same contract: 0 when sym stays as it is.
+ */
+size_t ngx_http_malloc_symbols_demangle(const char *sym, char *buf,
+    size_t size);
+
 
 #endif /* _NGX_HTTP_MALLOC_SYMBOL_H_INCLUDED_ */

@@ -32,6 +32,12 @@
  *                              KiB (B bytes each, 1024 by default), by
  *                              ngx_http_malloc_test_drip()
  *
+ *     location /t/cxx { malloc_test_cxx; }
+ *                              as /t/alloc, with ?mb=N allocated by the
+ *                              C++ malloc_test::Holder::grow()
+ *                              (ngx_http_malloc_test_cxx.cpp), for the
+ *                              tests of demangled names
+ *
  *     location /t/alloc        ?map=N maps N MiB (private, anonymous)
  *                              and touches them, outside malloc, as
  *                              LuaJIT does: kept for the worker's life,
@@ -55,7 +61,12 @@ typedef int (*ngx_http_malloc_test_mallctl_pt)(const char *name, void *oldp,
 
 static char *ngx_http_malloc_test(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_malloc_test_cxx(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static ngx_int_t ngx_http_malloc_test_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_malloc_test_cxx_handler(ngx_http_request_t *r);
+static ngx_inline ngx_int_t ngx_http_malloc_test_serve(ngx_http_request_t *r,
+    void *(*hold)(size_t size));
 static void ngx_http_malloc_test_stacks(ngx_int_t n, size_t size);
 static void *ngx_http_malloc_test_tree(ngx_uint_t path, ngx_uint_t depth,
     size_t size);
@@ -75,6 +86,7 @@ static void ngx_http_malloc_test_noise(ngx_http_request_t *r);
 static size_t ngx_http_malloc_test_arg(ngx_http_request_t *r,
     const char *name, size_t dflt);
 void *ngx_http_malloc_test_hold(size_t size);
+void *ngx_http_malloc_test_cxx_grow(size_t size);
 void *ngx_http_malloc_test_leak(size_t size);
 void *ngx_http_malloc_test_churn(size_t size);
 void *ngx_http_malloc_test_rotate(size_t size);
@@ -86,6 +98,13 @@ static ngx_command_t  ngx_http_malloc_test_commands[] = {
     { ngx_string("malloc_test"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
       ngx_http_malloc_test,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("malloc_test_cxx"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_malloc_test_cxx,
       0,
       0,
       NULL },
@@ -140,6 +159,18 @@ ngx_http_malloc_test(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
     clcf->handler = ngx_http_malloc_test_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_malloc_test_cxx(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_malloc_test_cxx_handler;
 
     return NGX_CONF_OK;
 }
@@ -305,6 +336,26 @@ ngx_http_malloc_test_map(size_t size)
 static ngx_int_t
 ngx_http_malloc_test_handler(ngx_http_request_t *r)
 {
+    return ngx_http_malloc_test_serve(r, ngx_http_malloc_test_hold);
+}
+
+
+static ngx_int_t
+ngx_http_malloc_test_cxx_handler(ngx_http_request_t *r)
+{
+    return ngx_http_malloc_test_serve(r, ngx_http_malloc_test_cxx_grow);
+}
+
+
+/*
+ * ?mb=N holds its blocks through hold(): C, or C++ for /t/cxx.  Always
+ * inlined: t/profile.t reads hold() called by the handler itself.
+ */
+
+static ngx_inline __attribute__((always_inline)) ngx_int_t
+ngx_http_malloc_test_serve(ngx_http_request_t *r,
+    void *(*hold)(size_t size))
+{
     bool                              active;
     size_t                            len, size;
     ngx_int_t                         rc, mb, block, i, n;
@@ -355,7 +406,7 @@ ngx_http_malloc_test_handler(ngx_http_request_t *r)
              i += block)
         {
             ngx_http_malloc_test_kept[ngx_http_malloc_test_nkept++] =
-                ngx_http_malloc_test_hold(block * 1024 * 1024);
+                hold(block * 1024 * 1024);
             ngx_http_malloc_test_kept_mb += block;
         }
     }

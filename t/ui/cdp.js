@@ -4,7 +4,9 @@
 // its tables (data-tables), and returns what it saw.
 // Debian's chromium, headless, is driven through the
 // DevTools protocol, in real time (not --dump-dom's virtual time, in
-// which a timer's countdown and the page's own timings mean nothing).
+// which a timer's countdown and the page's own timings mean nothing),
+// over --remote-debugging-pipe (file descriptors 3 and 4, a NUL after
+// each message): Debian 12's node 18 has no WebSocket.
 // Prints the function's value as JSON, or {"failed": why}; with
 // CDP_SCREENSHOT=FILE, saves the page as it left it there (PNG).
 //
@@ -12,18 +14,10 @@
 
 'use strict';
 
-const { spawn, spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-
-// node 20 has WebSocket behind a flag, node 22 by default
-if (typeof WebSocket === 'undefined' && !process.execArgv.length) {
-    const r = spawnSync(process.execPath, ['--experimental-websocket',
-                                           ...process.argv.slice(1)],
-                        { stdio: 'inherit' });
-    process.exit(r.status === null ? 1 : r.status);
-}
 
 const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
 const [url, script, size = '1200x900'] = process.argv.slice(2);
@@ -37,12 +31,14 @@ async function main() {
         '--disable-background-networking', '--disable-component-update',
         '--disable-sync', '--disable-extensions', '--disable-quic',
         '--window-size=' + size.replace('x', ','), '--user-data-dir=' + dir,
-        '--remote-debugging-port=0', 'about:blank'],
-                          { stdio: 'ignore', detached: true });
+        '--remote-debugging-pipe', 'about:blank'],
+                          { stdio: ['ignore', 'ignore', 'ignore', 'pipe',
+                                    'pipe'],
+                            detached: true });
     const exited = new Promise((ok) => browser.once('exit', ok));
 
     try {
-        return await drive(dir);
+        return await drive(browser);
     } finally {
         try {
             process.kill(-browser.pid, 'SIGTERM');
@@ -59,35 +55,29 @@ async function main() {
     }
 }
 
-async function drive(dir) {
-    const file = path.join(dir, 'DevToolsActivePort');
+async function drive(browser) {
+    const [, , , commands, events] = browser.stdio;
     const deadline = Date.now() + 30000;
-
-    while (!fs.existsSync(file) || fs.readFileSync(file, 'utf8')
-                                     .split('\n').length < 2) {
-        if (Date.now() > deadline) {
-            throw new Error('chromium did not open its DevTools port');
-        }
-        await sleep(50);
-    }
-
-    const [port, where] = fs.readFileSync(file, 'utf8').split('\n');
-    const ws = new WebSocket('ws://127.0.0.1:' + port + where);
     const waiting = new Map();
-    let serial = 0;
+    let serial = 0, pending = '';
 
-    await new Promise((ok, fail) => {
-        ws.onopen = ok;
-        ws.onerror = () => fail(new Error('no DevTools connection'));
-    });
-    ws.onmessage = (m) => {
-        const msg = JSON.parse(m.data);
+    /* a message may come in pieces, or several in one */
+    events.setEncoding('utf8');
+    events.on('data', (text) => {
+        let end;
 
-        if (msg.id !== undefined && waiting.has(msg.id)) {
-            waiting.get(msg.id)(msg);
-            waiting.delete(msg.id);
+        pending += text;
+        while ((end = pending.indexOf('\0')) !== -1) {
+            const msg = JSON.parse(pending.slice(0, end));
+
+            pending = pending.slice(end + 1);
+            if (msg.id !== undefined && waiting.has(msg.id)) {
+                waiting.get(msg.id)(msg);
+                waiting.delete(msg.id);
+            }
         }
-    };
+    });
+    commands.on('error', () => { /* the browser went: sends time out */ });
 
     const send = (method, params = {}, sessionId) => new Promise((ok, fail) => {
         const id = ++serial;
@@ -95,7 +85,10 @@ async function drive(dir) {
         waiting.set(id, (msg) => (msg.error
             ? fail(new Error(method + ': ' + msg.error.message))
             : ok(msg.result)));
-        ws.send(JSON.stringify({ id, method, params, sessionId }));
+        commands.write(JSON.stringify({ id, method, params, sessionId })
+                       + '\0');
+        setTimeout(() => fail(new Error(method + ': no answer')),
+                   60000).unref();
     });
 
     const { targetId } = await send('Target.createTarget', { url });
@@ -133,9 +126,8 @@ async function drive(dir) {
         fs.writeFileSync(process.env.CDP_SCREENSHOT,
                          Buffer.from(shot.data, 'base64'));
     }
-    /* closed, not killed: it then removes its files in /tmp */
+    /* closed, not killed mid-write: its profile then goes cleanly */
     await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
-    ws.close();
     return value;
 }
 
