@@ -181,8 +181,12 @@
                            until: s.prof_active && left > 0
                                   ? Date.now() + left * 1000 : null };
         tick();
-        if (state.ticker === null) {
+        /* a clock only while there is an end to count down to */
+        if (state.sampling.until !== null && state.ticker === null) {
             state.ticker = setInterval(tick, 1000);
+        } else if (state.sampling.until === null && state.ticker !== null) {
+            clearInterval(state.ticker);
+            state.ticker = null;
         }
     }
 

@@ -126,6 +126,8 @@ async function drive(browser) {
         fs.writeFileSync(process.env.CDP_SCREENSHOT,
                          Buffer.from(shot.data, 'base64'));
     }
+    /* closed, not killed mid-write: its profile then goes cleanly */
+    await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
     return value;
 }
 
