@@ -178,12 +178,14 @@ sub cmd_out {
 sub fetch {
     my ($port, $path, $timeout, $header) = @_;
     $timeout //= 60;
-    $header = defined $header ? "$header\r\n" : '';
+    # with a header, HTTP/1.1: gzip_http_version's default gzips no 1.0
+    my $v = defined $header ? '1.1' : '1.0';
+    $header = defined $header ? "$header\r\nConnection: close\r\n" : '';
     my $t0 = time();
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
                                   Proto => 'tcp', Timeout => 5)
         or return (599, "connect: $!", time() - $t0);
-    syswrite($s, "GET $path HTTP/1.0\r\nHost: localhost\r\n$header\r\n");
+    syswrite($s, "GET $path HTTP/$v\r\nHost: localhost\r\n$header\r\n");
     my $text = '';
     my $rin = '';
     vec($rin, fileno($s), 1) = 1;

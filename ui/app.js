@@ -105,8 +105,8 @@
      * err.body keeps the JSON, which often still lists the workers (a 503
      * without jemalloc, a 504 from one stopped worker).
      */
-    async function getJSON(url, init) {
-        const res = await fetch(url, init), text = await res.text();
+    async function getJSON(url, init, sent) {
+        const res = await (sent || fetch(url, init)), text = await res.text();
         let body = null;
 
         try {
@@ -133,8 +133,6 @@
         $('error').replaceChildren();
         $('error').hidden = true;
     }
-
-    /* GET ./: the workers to choose from, and whether we may write */
 
     /* GET ./: the workers to choose from, whether we may write, sampling */
     async function loadIndex() {
@@ -506,9 +504,15 @@
         $('download-heap').href = './heap' + F.query({ pid: c.pid });
 
         try {
-            const asked = performance.now();
-            const profile = await getJSON('./pprof/heap.json' + F.query(c),
-                                          { signal: state.abort.signal });
+            const asked = performance.now(), url = './pprof/heap.json'
+                                                  + F.query(c);
+            const early = window.mallocEarly;
+
+            /* ui/early.js asked it already, once */
+            window.mallocEarly = null;
+            const profile = await getJSON(url, { signal: state.abort.signal },
+                                          early && early.url === url
+                                          ? early.response : null);
             const got = performance.now();
 
             if (id === state.loads) {
