@@ -208,27 +208,42 @@ sub window {
     $t->post('/malloc/prof_active', 'true');
     $t->get('/t/alloc?rotate=1024');
 
-    my $r = window($t, 'rotate=1024',
-                   '/malloc/pprof/heap.json?seconds=3');
+    my ($r, $change, @sig);
+    for my $try (1 .. 2) {
+        $r = window($t, 'rotate=1024', '/malloc/pprof/heap.json?seconds=3');
+        ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
+        last unless grep { $_ == 1 } @sig;
+        diag "window, churn: a false alarm, measured again";
+    }
     is($r->{status}, 200, 'window, churn: heap.json over 3 s');
-    my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
     ok(@sig && !grep({ $_ == 1 } @sig),
        sprintf('window, churn: %+.2f MiB, within the noise',
                $change / $MB));
     like($r->{json}{comparison}{exact}{of} // '', qr/allocated bytes in the window/,
          'window, churn: the exact change of the window beside it');
 
-    $r = window($t, 'rotate=1024', '/malloc/pprof/heap.pb.gz?seconds=3');
-    open my $fh, '>', $t->prefix . '/window.pb.gz' or die;
-    print $fh $r->{content};
-    close $fh;
-    my $pb = $t->prefix . '/window.pb.gz';
-    my $top = `go tool pprof -top -sample_index=inuse_space $pb 2>&1`;
+    my $top;
+    for my $try (1 .. 2) {
+        $r = window($t, 'rotate=1024',
+                    '/malloc/pprof/heap.pb.gz?seconds=3');
+        open my $fh, '>', $t->prefix . '/window.pb.gz' or die;
+        print $fh $r->{content};
+        close $fh;
+        my $pb = $t->prefix . '/window.pb.gz';
+        $top = `go tool pprof -top -sample_index=inuse_space $pb 2>&1`;
+        last if flat($top, 'ngx_http_malloc_test_rotate') == 0;
+        diag "window, churn: a false alarm, measured again:\n$top";
+    }
     is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
        'window, churn: go tool pprof shows no growth of it') or diag $top;
 
-    $r = window($t, 'rotate=1024&drip=64',
-                '/malloc/pprof/heap.json?seconds=3');
+    for my $try (1 .. 2) {
+        $r = window($t, 'rotate=1024&drip=64',
+                    '/malloc/pprof/heap.json?seconds=3');
+        (undef, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
+        last unless grep { $_ == 1 } @sig;
+        diag "window, leak: a false alarm of the churn, measured again";
+    }
     is($r->{status}, 200, 'window, leak: heap.json over 3 s')
         or diag $r->{content};
     my $exact = $r->{json}{comparison}{exact}{change};
@@ -248,6 +263,21 @@ sub window {
 ###########################################################################
 # malloc_watch: a step of 24 MiB fires it with sampling off; its window
 # then saves what grew beyond the noise in its second half
+
+# At the level of 99%, a stack that did not change is called grown by
+# chance about once in a hundred tries: a case that must show no growth
+# of the churn (here and in the windows above) is measured again after
+# such a false alarm, and fails only on a second one (one in ten
+# thousand).  A biased judgement fails both.
+sub calm_watch {
+    my ($query) = @_;
+    my @got = watch_snapshot($query);
+    return @got if flat($got[2], 'ngx_http_malloc_test_rotate') == 0;
+    diag "watch ($query): a false alarm of the churn, measured again:\n"
+         . $got[2];
+    $got[0]->stop;
+    return watch_snapshot($query);
+}
 
 sub watch_snapshot {
     my ($query) = @_;
@@ -300,7 +330,8 @@ sub watch_snapshot {
 }
 
 {
-    my ($t, $n, $top, $comments, $hidden) = watch_snapshot('rotate=1024');
+    my ($t, $n, $top, $comments, $hidden) =
+        calm_watch('rotate=1024');
     is($n, 1, 'watch, churn: a growth snapshot');
     is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
        'watch, churn: the churn is not growth') or diag $top;
@@ -315,7 +346,7 @@ sub watch_snapshot {
 
 {
     my ($t, $n, $top, $comments, $hidden) =
-        watch_snapshot('rotate=1024&drip=128');
+        calm_watch('rotate=1024&drip=128');
     is($n, 1, 'watch, leak: a growth snapshot');
     my ($exact) = $comments =~ /changed by \+?(-?\d+) bytes \(exact\)/;
     ok(($exact // 0) > $MB, sprintf('watch, leak: the workers grew by '
