@@ -63,8 +63,7 @@ ngx_http_malloc_module/ngx_http_malloc_assets.c: ui/embed.pl \
 	perl ui/embed.pl $@
 
 $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
-	                  t/testmod/ngx_http_malloc_test_module.c \
-	                  t/testmod/ngx_http_malloc_test_cxx.cpp
+	                  t/testmod/ngx_http_malloc_test_module.c
 	$(MAKE) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
 
 $(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
@@ -196,8 +195,7 @@ $(UBSAN_BUILD)/Makefile: config t/testmod/config
 	    || { tail -20 $(UBSAN_BUILD)/configure.log; exit 1; }
 
 $(UBSAN_MODS) &: $(UBSAN_BUILD)/Makefile $(SRCS) \
-	         t/testmod/ngx_http_malloc_test_module.c \
-	         t/testmod/ngx_http_malloc_test_cxx.cpp
+	         t/testmod/ngx_http_malloc_test_module.c
 	$(MAKE) -f $(UBSAN_BUILD)/Makefile -C $(NGX_SRC) modules
 
 $(UBSAN_BUILD)/ubsan_options.so: t/ubsan/ubsan_options.c

@@ -1,9 +1,9 @@
 #!/usr/bin/perl
 
-# C++ names in the profiles: a frame of the test module in C++
-# (malloc_test::Holder::grow, t/testmod/ngx_http_malloc_test_cxx.cpp)
-# keeps its mangled symbol in what the module serves, as pprof and jeprof
-# expect, and the clients print it demangled.
+# C++ names in the profiles: a frame of the test module under a C++
+# symbol (malloc_test::Holder::grow, ngx_http_malloc_test_cxx_grow in
+# t/testmod) keeps its mangled symbol in what the module serves, as pprof
+# and jeprof expect, and the clients print it demangled.
 
 use strict;
 use warnings;

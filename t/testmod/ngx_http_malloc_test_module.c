@@ -33,10 +33,10 @@
  *                              ngx_http_malloc_test_drip()
  *
  *     location /t/cxx { malloc_test_cxx; }
- *                              as /t/alloc, with ?mb=N allocated by the
- *                              C++ malloc_test::Holder::grow()
- *                              (ngx_http_malloc_test_cxx.cpp), for the
- *                              tests of demangled names
+ *                              as /t/alloc, with ?mb=N allocated by
+ *                              malloc_test::Holder::grow(unsigned long)
+ *                              (its C++ symbol), for the tests of
+ *                              demangled names
  *
  *     location /t/alloc        ?map=N maps N MiB (private, anonymous)
  *                              and touches them, outside malloc, as
@@ -86,7 +86,8 @@ static void ngx_http_malloc_test_noise(ngx_http_request_t *r);
 static size_t ngx_http_malloc_test_arg(ngx_http_request_t *r,
     const char *name, size_t dflt);
 void *ngx_http_malloc_test_hold(size_t size);
-void *ngx_http_malloc_test_cxx_grow(size_t size);
+void *ngx_http_malloc_test_cxx_grow(size_t size)
+    __asm__("_ZN11malloc_test6Holder4growEm");
 void *ngx_http_malloc_test_leak(size_t size);
 void *ngx_http_malloc_test_churn(size_t size);
 void *ngx_http_malloc_test_rotate(size_t size);
@@ -180,6 +181,29 @@ ngx_http_malloc_test_cxx(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 __attribute__((noinline)) void *
 ngx_http_malloc_test_hold(size_t size)
+{
+    void  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        ngx_memset(p, 0x5a, size);
+    }
+
+    return p;
+}
+
+
+/*
+ * A C++ function as profiles see one: its symbol,
+ * _ZN11malloc_test6Holder4growEm, which demangles as
+ * malloc_test::Holder::grow(unsigned long).  Written in C under that
+ * symbol: a .cpp would be compiled with nginx's C flags, and Debian
+ * testing's -Werror=implicit-function-declaration is refused for C++.
+ */
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_cxx_grow(size_t size)
 {
     void  *p;
 
