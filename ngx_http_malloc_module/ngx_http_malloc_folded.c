@@ -47,6 +47,8 @@ typedef struct {
 
 static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
+static int ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_ftable_t *t, uint64_t key, uint32_t value);
 static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
     ngx_http_malloc_ftable_t *t, uint64_t key);
 static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
@@ -81,6 +83,8 @@ static const char *ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr,
     uint64_t i, size_t *len);
 static int ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
+static const char *ngx_http_malloc_proto_named(ngx_http_malloc_proto_t *pr,
+    ngx_http_malloc_pb_t m, uint64_t field, uint64_t *id, size_t *len);
 static int ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
 static int ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
@@ -172,6 +176,31 @@ ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
             *ngx_http_malloc_ftable_find(t, old.slots[i].key) = old.slots[i];
         }
     }
+
+    return 0;
+}
+
+
+/* key -> value, added or replaced; -1 when out of memory */
+
+static int
+ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_ftable_t *t, uint64_t key, uint32_t value)
+{
+    ngx_http_malloc_fslot_t  *slot;
+
+    if (ngx_http_malloc_ftable_grow(arena, t) != 0) {
+        return -1;
+    }
+
+    slot = ngx_http_malloc_ftable_find(t, key);
+
+    if (slot->value == 0) {
+        t->n++;
+    }
+
+    slot->key = key;
+    slot->value = value;
 
     return 0;
 }
@@ -1350,51 +1379,24 @@ static int
 ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
 {
-    size_t                    len;
-    int32_t                   file;
-    uint64_t                  tag, v, id, name;
-    const char               *s;
-    ngx_http_malloc_pb_t      sub;
-    ngx_http_malloc_fslot_t  *slot;
+    size_t       len;
+    int32_t      file;
+    uint64_t     id;
+    const char  *s;
 
-    id = 0;
-    name = 0;
-
-    while (m.p < m.end) {
-        if (ngx_http_malloc_pb_field(&m, &tag, &v, &sub) != 0) {
-            return -1;
-        }
-
-        if (tag == (1 << 3 | 0)) {
-            id = v;
-
-        } else if (tag == (5 << 3 | 0)) {
-            name = v;
-        }
-    }
-
-    s = ngx_http_malloc_proto_string(pr, name, &len);
-    if (s == NULL || len == 0) {
-        return 0;
+    s = ngx_http_malloc_proto_named(pr, m, 5, &id, &len);
+    if (s == NULL) {
+        return (len == 0) ? 0 : -1;
     }
 
     file = ngx_http_malloc_named_file(np, s, len, pr->maps.n == 0);
 
-    if (file == -1 || ngx_http_malloc_ftable_grow(np->arena, &pr->maps) != 0)
-    {
+    if (file == -1) {
         return -1;
     }
 
-    slot = ngx_http_malloc_ftable_find(&pr->maps, id);
-
-    if (slot->value == 0) {
-        pr->maps.n++;
-    }
-
-    slot->key = id;
-    slot->value = (uint32_t) file + 1;
-
-    return 0;
+    return ngx_http_malloc_ftable_set(np->arena, &pr->maps, id,
+                                      (uint32_t) file + 1);
 }
 
 
@@ -1404,51 +1406,69 @@ static int
 ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
 {
-    size_t                    len;
-    uint64_t                  tag, v, id, name;
-    uint32_t                  n;
-    const char               *s;
-    ngx_http_malloc_pb_t      sub;
-    ngx_http_malloc_fslot_t  *slot;
+    size_t       len;
+    uint32_t     n;
+    uint64_t     id;
+    const char  *s;
 
-    id = 0;
-    name = 0;
-
-    while (m.p < m.end) {
-        if (ngx_http_malloc_pb_field(&m, &tag, &v, &sub) != 0) {
+    s = ngx_http_malloc_proto_named(pr, m, 2, &id, &len);
+    if (s == NULL) {
+        if (len != 0) {
             return -1;
         }
 
-        if (tag == (1 << 3 | 0)) {
-            id = v;
-
-        } else if (tag == (2 << 3 | 0)) {
-            name = v;
-        }
-    }
-
-    s = ngx_http_malloc_proto_string(pr, name, &len);
-    if (s == NULL) {
         s = "?";
         len = 1;
     }
 
     n = ngx_http_malloc_named_name(np, s, len, -1);
 
-    if (n == 0 || ngx_http_malloc_ftable_grow(np->arena, &pr->funcs) != 0) {
+    if (n == 0) {
         return -1;
     }
 
-    slot = ngx_http_malloc_ftable_find(&pr->funcs, id);
+    return ngx_http_malloc_ftable_set(np->arena, &pr->funcs, id, n);
+}
 
-    if (slot->value == 0) {
-        pr->funcs.n++;
+
+/*
+ * A message's id (field 1) and the string its field "field" indexes:
+ * NULL with *len 0 when it has none, NULL with *len 1 when malformed.
+ */
+
+static const char *
+ngx_http_malloc_proto_named(ngx_http_malloc_proto_t *pr,
+    ngx_http_malloc_pb_t m, uint64_t field, uint64_t *id, size_t *len)
+{
+    uint64_t              tag, v, name;
+    const char           *s;
+    ngx_http_malloc_pb_t  sub;
+
+    *id = 0;
+    name = 0;
+
+    while (m.p < m.end) {
+        if (ngx_http_malloc_pb_field(&m, &tag, &v, &sub) != 0) {
+            *len = 1;
+            return NULL;
+        }
+
+        if (tag == (1 << 3 | 0)) {
+            *id = v;
+
+        } else if (tag == (field << 3 | 0)) {
+            name = v;
+        }
     }
 
-    slot->key = id;
-    slot->value = n;
+    s = ngx_http_malloc_proto_string(pr, name, len);
 
-    return 0;
+    if (s == NULL || *len == 0) {
+        *len = 0;
+        return NULL;
+    }
+
+    return s;
 }
 
 
@@ -1556,22 +1576,10 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
         pr->loc_names = all;
     }
 
-    if (ngx_http_malloc_ftable_grow(np->arena, &pr->locs) != 0) {
-        return -1;
-    }
-
     pr->loc_names[pr->nlocs++] = names;
 
-    slot = ngx_http_malloc_ftable_find(&pr->locs, id);
-
-    if (slot->value == 0) {
-        pr->locs.n++;
-    }
-
-    slot->key = id;
-    slot->value = (uint32_t) pr->nlocs;
-
-    return 0;
+    return ngx_http_malloc_ftable_set(np->arena, &pr->locs, id,
+                                      (uint32_t) pr->nlocs);
 }
 
 
