@@ -18,10 +18,11 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
-	             origin.c folded.c pipeline.c rss.c demangle.c)
+	             origin.c folded.c pipeline.c rss.c demangle.c \
+	             protobuf.c otlp.c)
 CORE_LIBS := -ljansson -lz -lm
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
-	             folded pipeline rss demangle)
+	             folded pipeline rss demangle otlp)
 FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
 	             origin rss demangle)
 FUZZ_TIME ?= 60

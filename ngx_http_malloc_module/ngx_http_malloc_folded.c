@@ -55,6 +55,8 @@ static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
 static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
     const char *s, size_t len, int32_t file);
 static int ngx_http_malloc_named_grow(ngx_http_malloc_named_t *np);
+static int ngx_http_malloc_named_build_id(ngx_http_malloc_named_t *np,
+    int32_t file, const char *id, size_t len);
 static int32_t ngx_http_malloc_named_file(ngx_http_malloc_named_t *np,
     const char *path, size_t len, int binary);
 static uint32_t *ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
@@ -384,6 +386,26 @@ ngx_http_malloc_named_file(ngx_http_malloc_named_t *np, const char *path,
 }
 
 
+/* a file's build id, the first one known; -1: out of memory */
+
+static int
+ngx_http_malloc_named_build_id(ngx_http_malloc_named_t *np, int32_t file,
+    const char *id, size_t len)
+{
+    ngx_http_malloc_nfile_t  *f;
+
+    f = &np->files[file];
+
+    if (len == 0 || f->build_id != NULL) {
+        return 0;
+    }
+
+    f->build_id = ngx_http_malloc_arena_strndup(np->arena, id, len);
+
+    return (f->build_id != NULL) ? 0 : -1;
+}
+
+
 /* the stack of these names (indexes + 1), added if new; NULL: no memory */
 
 static ngx_http_malloc_nstack_t *
@@ -581,7 +603,13 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
                                          strlen(maps[map].path),
                                          strcmp(maps[map].path,
                                                 maps[0].path) == 0);
-                        if (files[map] == -1) {
+                        if (files[map] == -1
+                            || ngx_http_malloc_named_build_id(np, files[map],
+                                   maps[map].build_id,
+                                   maps[map].build_id
+                                   ? strlen(maps[map].build_id) : 0)
+                               != 0)
+                        {
                             goto nomem;
                         }
                     }
@@ -1371,8 +1399,8 @@ ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr, uint64_t i,
 
 
 /*
- * Mapping: id 1, filename 5 (a string index).  The first one is the
- * executable's, as pprof has it.
+ * Mapping: id 1, filename 5, build_id 6 (string indexes).  The first one
+ * is the executable's, as pprof has it.
  */
 
 static int
@@ -1392,6 +1420,14 @@ ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
     file = ngx_http_malloc_named_file(np, s, len, pr->maps.n == 0);
 
     if (file == -1) {
+        return -1;
+    }
+
+    /* build_id 6 (a string index) */
+
+    s = ngx_http_malloc_proto_named(pr, m, 6, &id, &len);
+
+    if (ngx_http_malloc_named_build_id(np, file, s, s ? len : 0) != 0) {
         return -1;
     }
 

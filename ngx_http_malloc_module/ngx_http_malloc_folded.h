@@ -47,6 +47,7 @@ typedef size_t (*ngx_http_malloc_rename_pt)(const char *sym, char *buf,
 
 typedef struct {
     const char                 *path;
+    const char                 *build_id;   /* lowercase hex, or NULL */
     unsigned                    kind;       /* file_kind_e */
 } ngx_http_malloc_nfile_t;
 

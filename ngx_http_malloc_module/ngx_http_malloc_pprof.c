@@ -8,7 +8,7 @@
  * fills while the samples are written, goes last.  The bytes are then
  * gzipped into the output, as pprof expects from a .pb.gz.
  *
- * Owns: the encoder's tables.  Calls: arena, heap (pure C).
+ * Owns: the encoder's tables.  Calls: arena, heap, protobuf (pure C).
  */
 
 
@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "ngx_http_malloc_pprof.h"
+#include "ngx_http_malloc_protobuf.h"
 
 
 /* Profile */
@@ -32,14 +33,6 @@
 #define NGX_HTTP_MALLOC_PB_PERIOD          12
 #define NGX_HTTP_MALLOC_PB_COMMENT         13
 #define NGX_HTTP_MALLOC_PB_DEFAULT_TYPE    14
-
-/* wire types */
-#define NGX_HTTP_MALLOC_PB_VARINT          0
-#define NGX_HTTP_MALLOC_PB_BYTES           2
-
-/* a varint takes at most 10 bytes, a tag of a field below 16 one */
-#define NGX_HTTP_MALLOC_PB_VARINT_MAX      10
-#define NGX_HTTP_MALLOC_PB_FIELD_MAX       (1 + NGX_HTTP_MALLOC_PB_VARINT_MAX)
 
 #define NGX_HTTP_MALLOC_PPROF_ZCHUNK       (64 * 1024)
 
@@ -103,15 +96,6 @@ typedef struct {
 static void ngx_http_malloc_pprof_error(char *err, const char *msg);
 static void *ngx_http_malloc_pprof_grow(ngx_http_malloc_arena_t *arena,
     void *old, size_t n, size_t *cap, size_t size);
-static size_t ngx_http_malloc_pprof_varint_len(uint64_t v);
-static unsigned char *ngx_http_malloc_pprof_varint(unsigned char *p,
-    uint64_t v);
-static unsigned char *ngx_http_malloc_pprof_uint(unsigned char *p,
-    unsigned field, uint64_t v);
-static unsigned char *ngx_http_malloc_pprof_head(unsigned char *p,
-    unsigned field, size_t len);
-static void ngx_http_malloc_pprof_message(ngx_http_malloc_mbuf_t *b,
-    unsigned field, const unsigned char *msg, size_t len);
 static uint64_t ngx_http_malloc_pprof_mix(uint64_t key);
 static ngx_http_malloc_pprof_slot_t *ngx_http_malloc_pprof_slot(
     ngx_http_malloc_arena_t *arena, ngx_http_malloc_pprof_table_t *t,
@@ -240,8 +224,8 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
             goto nomem;
         }
 
-        p = ngx_http_malloc_pprof_uint(buf, NGX_HTTP_MALLOC_PB_COMMENT,
-                                       (uint64_t) k);
+        p = ngx_http_malloc_protobuf_uint(buf, NGX_HTTP_MALLOC_PB_COMMENT,
+                                          (uint64_t) k);
         ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
     }
 
@@ -250,13 +234,13 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     p = buf;
 
     if (pp->time_nanos != 0) {
-        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_TIME_NANOS,
-                                       (uint64_t) pp->time_nanos);
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_TIME_NANOS,
+                                          (uint64_t) pp->time_nanos);
     }
 
     if (pp->duration_nanos != 0) {
-        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_DURATION_NANOS,
-                                       (uint64_t) pp->duration_nanos);
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DURATION_NANOS,
+                                          (uint64_t) pp->duration_nanos);
     }
 
     ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
@@ -264,12 +248,12 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     p = buf;
 
     if (heap->period != 0) {
-        p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_PERIOD,
-                                       heap->period);
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_PERIOD,
+                                          heap->period);
     }
 
-    p = ngx_http_malloc_pprof_uint(p, NGX_HTTP_MALLOC_PB_DEFAULT_TYPE,
-                                   (uint64_t) ctx.s_inuse_space);
+    p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DEFAULT_TYPE,
+                                      (uint64_t) ctx.s_inuse_space);
 
     ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
 
@@ -328,73 +312,6 @@ ngx_http_malloc_pprof_grow(ngx_http_malloc_arena_t *arena, void *old,
     *cap = c;
 
     return p;
-}
-
-
-static size_t
-ngx_http_malloc_pprof_varint_len(uint64_t v)
-{
-    size_t  n;
-
-    for (n = 1; v >= 0x80; n++) {
-        v >>= 7;
-    }
-
-    return n;
-}
-
-
-static unsigned char *
-ngx_http_malloc_pprof_varint(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char) (v | 0x80);
-        v >>= 7;
-    }
-
-    *p++ = (unsigned char) v;
-
-    return p;
-}
-
-
-/* a varint field; zero is the default and is left out */
-
-static unsigned char *
-ngx_http_malloc_pprof_uint(unsigned char *p, unsigned field, uint64_t v)
-{
-    if (v == 0) {
-        return p;
-    }
-
-    *p++ = (unsigned char) (field << 3 | NGX_HTTP_MALLOC_PB_VARINT);
-
-    return ngx_http_malloc_pprof_varint(p, v);
-}
-
-
-/* the tag and length of a length-delimited field */
-
-static unsigned char *
-ngx_http_malloc_pprof_head(unsigned char *p, unsigned field, size_t len)
-{
-    *p++ = (unsigned char) (field << 3 | NGX_HTTP_MALLOC_PB_BYTES);
-
-    return ngx_http_malloc_pprof_varint(p, len);
-}
-
-
-static void
-ngx_http_malloc_pprof_message(ngx_http_malloc_mbuf_t *b, unsigned field,
-    const unsigned char *msg, size_t len)
-{
-    unsigned char   head[NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char  *p;
-
-    p = ngx_http_malloc_pprof_head(head, field, len);
-
-    ngx_http_malloc_mbuf_append(b, head, p - head);
-    ngx_http_malloc_mbuf_append(b, msg, len);
 }
 
 
@@ -580,10 +497,10 @@ ngx_http_malloc_pprof_value_type(ngx_http_malloc_pprof_ctx_t *ctx,
         return -1;
     }
 
-    p = ngx_http_malloc_pprof_uint(buf, 1, (uint64_t) t);
-    p = ngx_http_malloc_pprof_uint(p, 2, (uint64_t) u);
+    p = ngx_http_malloc_protobuf_uint(buf, 1, (uint64_t) t);
+    p = ngx_http_malloc_protobuf_uint(p, 2, (uint64_t) u);
 
-    ngx_http_malloc_pprof_message(&ctx->pb, field, buf, p - buf);
+    ngx_http_malloc_protobuf_message(&ctx->pb, field, buf, p - buf);
 
     return 0;
 }
@@ -714,13 +631,13 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
         }
 
         ctx->ids[i] = id;
-        locs_len += ngx_http_malloc_pprof_varint_len(id);
+        locs_len += ngx_http_malloc_protobuf_varint_len(id);
     }
 
     values_len = 0;
 
     for (i = 0; i < nv; i++) {
-        values_len += ngx_http_malloc_pprof_varint_len((uint64_t) v[i]);
+        values_len += ngx_http_malloc_protobuf_varint_len((uint64_t) v[i]);
     }
 
     /* the object size, as pprof's "bytes" tag, like Go's heap profiles */
@@ -736,41 +653,41 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
     }
 
     l = label;
-    l = ngx_http_malloc_pprof_uint(l, 1, (uint64_t) ctx->s_bytes);
-    l = ngx_http_malloc_pprof_uint(l, 3, (uint64_t) block);
+    l = ngx_http_malloc_protobuf_uint(l, 1, (uint64_t) ctx->s_bytes);
+    l = ngx_http_malloc_protobuf_uint(l, 3, (uint64_t) block);
     label_len = (block != 0) ? (size_t) (l - label) : 0;
 
     len = 0;
 
     if (locs_len != 0) {
-        len += 1 + ngx_http_malloc_pprof_varint_len(locs_len) + locs_len;
+        len += 1 + ngx_http_malloc_protobuf_varint_len(locs_len) + locs_len;
     }
 
-    len += 1 + ngx_http_malloc_pprof_varint_len(values_len) + values_len;
+    len += 1 + ngx_http_malloc_protobuf_varint_len(values_len) + values_len;
 
     if (label_len != 0) {
-        len += 1 + ngx_http_malloc_pprof_varint_len(label_len) + label_len;
+        len += 1 + ngx_http_malloc_protobuf_varint_len(label_len) + label_len;
     }
 
-    p = ngx_http_malloc_pprof_head(ctx->scratch, NGX_HTTP_MALLOC_PB_SAMPLE,
-                                   len);
+    p = ngx_http_malloc_protobuf_head(ctx->scratch, NGX_HTTP_MALLOC_PB_SAMPLE,
+                                      len);
 
     if (locs_len != 0) {
-        p = ngx_http_malloc_pprof_head(p, 1, locs_len);
+        p = ngx_http_malloc_protobuf_head(p, 1, locs_len);
 
         for (i = 0; i < s->nframes; i++) {
-            p = ngx_http_malloc_pprof_varint(p, ctx->ids[i]);
+            p = ngx_http_malloc_protobuf_varint(p, ctx->ids[i]);
         }
     }
 
-    p = ngx_http_malloc_pprof_head(p, 2, values_len);
+    p = ngx_http_malloc_protobuf_head(p, 2, values_len);
 
     for (i = 0; i < nv; i++) {
-        p = ngx_http_malloc_pprof_varint(p, (uint64_t) v[i]);
+        p = ngx_http_malloc_protobuf_varint(p, (uint64_t) v[i]);
     }
 
     if (label_len != 0) {
-        p = ngx_http_malloc_pprof_head(p, 3, label_len);
+        p = ngx_http_malloc_protobuf_head(p, 3, label_len);
         memcpy(p, label, label_len);
         p += label_len;
     }
@@ -808,16 +725,16 @@ ngx_http_malloc_pprof_mappings(ngx_http_malloc_pprof_ctx_t *ctx)
             return -1;
         }
 
-        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
-        p = ngx_http_malloc_pprof_uint(p, 2, m->start);
-        p = ngx_http_malloc_pprof_uint(p, 3, m->limit);
-        p = ngx_http_malloc_pprof_uint(p, 4, m->offset);
-        p = ngx_http_malloc_pprof_uint(p, 5, (uint64_t) file);
-        p = ngx_http_malloc_pprof_uint(p, 6, (uint64_t) build_id);
-        p = ngx_http_malloc_pprof_uint(p, 7, 1);
+        p = ngx_http_malloc_protobuf_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_protobuf_uint(p, 2, m->start);
+        p = ngx_http_malloc_protobuf_uint(p, 3, m->limit);
+        p = ngx_http_malloc_protobuf_uint(p, 4, m->offset);
+        p = ngx_http_malloc_protobuf_uint(p, 5, (uint64_t) file);
+        p = ngx_http_malloc_protobuf_uint(p, 6, (uint64_t) build_id);
+        p = ngx_http_malloc_protobuf_uint(p, 7, 1);
 
-        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_MAPPING,
-                                      buf, p - buf);
+        ngx_http_malloc_protobuf_message(&ctx->pb, NGX_HTTP_MALLOC_PB_MAPPING,
+                                         buf, p - buf);
     }
 
     return 0;
@@ -837,34 +754,33 @@ ngx_http_malloc_pprof_tables(ngx_http_malloc_pprof_ctx_t *ctx)
     for (i = 0; i < ctx->nlocs; i++) {
         loc = &ctx->locs[i];
 
-        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
-        p = ngx_http_malloc_pprof_uint(p, 2, loc->mapping);
-        p = ngx_http_malloc_pprof_uint(p, 3, loc->address);
+        p = ngx_http_malloc_protobuf_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_protobuf_uint(p, 2, loc->mapping);
+        p = ngx_http_malloc_protobuf_uint(p, 3, loc->address);
 
         /* Line { function_id }: at most 11 bytes, so a 1-byte length */
 
-        q = ngx_http_malloc_pprof_uint(p + 2, 1, loc->function);
-        p = ngx_http_malloc_pprof_head(p, 4, q - (p + 2));
+        q = ngx_http_malloc_protobuf_uint(p + 2, 1, loc->function);
+        p = ngx_http_malloc_protobuf_head(p, 4, q - (p + 2));
         p = q;
 
-        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_LOCATION,
-                                      buf, p - buf);
+        ngx_http_malloc_protobuf_message(&ctx->pb, NGX_HTTP_MALLOC_PB_LOCATION,
+                                         buf, p - buf);
     }
 
     for (i = 0; i < ctx->nfuncs; i++) {
-        p = ngx_http_malloc_pprof_uint(buf, 1, i + 1);
-        p = ngx_http_malloc_pprof_uint(p, 2, ctx->funcs[i]);
-        p = ngx_http_malloc_pprof_uint(p, 3, ctx->funcs[i]);
+        p = ngx_http_malloc_protobuf_uint(buf, 1, i + 1);
+        p = ngx_http_malloc_protobuf_uint(p, 2, ctx->funcs[i]);
+        p = ngx_http_malloc_protobuf_uint(p, 3, ctx->funcs[i]);
 
-        ngx_http_malloc_pprof_message(&ctx->pb, NGX_HTTP_MALLOC_PB_FUNCTION,
-                                      buf, p - buf);
+        ngx_http_malloc_protobuf_message(&ctx->pb, NGX_HTTP_MALLOC_PB_FUNCTION,
+                                         buf, p - buf);
     }
 
     for (i = 0; i < ctx->nstrs; i++) {
-        ngx_http_malloc_pprof_message(&ctx->pb,
-                                      NGX_HTTP_MALLOC_PB_STRING_TABLE,
-                                      (const unsigned char *) ctx->strs[i].data,
-                                      ctx->strs[i].len);
+        ngx_http_malloc_protobuf_message(&ctx->pb,
+                                         NGX_HTTP_MALLOC_PB_STRING_TABLE,
+                                         ctx->strs[i].data, ctx->strs[i].len);
     }
 }
 

@@ -1,0 +1,66 @@
+
+/*
+ * OpenTelemetry's profiles signal: an ExportProfilesServiceRequest
+ * (opentelemetry-proto, opentelemetry/proto/collector/profiles/
+ * v1development) from a named profile, one Profile per sample type, the
+ * names, files and stacks in the shared dictionary.  Pure C; memory
+ * from an arena.
+ */
+
+
+#ifndef _NGX_HTTP_MALLOC_OTLP_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_OTLP_H_INCLUDED_
+
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ngx_http_malloc_arena.h"
+#include "ngx_http_malloc_folded.h"
+
+
+#define NGX_HTTP_MALLOC_OTLP_ERR_LEN  256
+
+/* the attribute a mapping's GNU build id goes in (semantic conventions) */
+#define NGX_HTTP_MALLOC_OTLP_BUILD_ID  "process.executable.build_id.gnu"
+
+
+typedef struct {
+    const char                 *key;
+    const char                 *str;        /* NULL: the integer */
+    int64_t                     num;
+} ngx_http_malloc_otlp_attr_t;
+
+
+typedef struct {
+    const ngx_http_malloc_named_t      *np;
+    const ngx_http_malloc_otlp_attr_t  *resource;
+    size_t                              nresource;
+    const char                         *scope_name;
+    const char                         *scope_version;
+    const ngx_http_malloc_otlp_attr_t  *attrs;      /* every profile's */
+    size_t                              nattrs;
+    int64_t                             time_nanos;
+    int64_t                             duration_nanos;
+    const unsigned char                *original;   /* the same profile as
+                                                       pprof, NULL: none */
+    size_t                              original_len;
+    ngx_http_malloc_arena_t            *arena;
+} ngx_http_malloc_otlp_t;
+
+
+/*
+ * The request, not compressed, onto "out": one ResourceProfiles with the
+ * resource's attributes and one ScopeProfiles, whose Profiles are
+ * inuse_space/bytes, inuse_objects/count and, when the profile knows
+ * them, alloc_space/bytes, alloc_objects/count, each with period_type
+ * space/bytes, the period, the time and the attributes; the pprof bytes
+ * go with the first Profile only.  Functions carry the readable name and
+ * the symbol (system_name); a stack's first location is its leaf.  0, or
+ * -1 with a reason in err.
+ */
+int ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
+    ngx_http_malloc_mbuf_t *out, char *err);
+
+
+#endif /* _NGX_HTTP_MALLOC_OTLP_H_INCLUDED_ */

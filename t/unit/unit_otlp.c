@@ -1,0 +1,659 @@
+
+/*
+ * Unit tests for the OTLP profiles encoder (ngx_http_malloc_otlp.c): a
+ * heap is named, encoded, and the request read back field by field with
+ * the field numbers of opentelemetry-proto's .proto files, by a reader
+ * written here.
+ */
+
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "ngx_http_malloc_otlp.h"
+
+
+#define STR(s)  (s), sizeof(s) - 1
+
+/* two stacks sharing their allocating frame 0x10, with accum */
+#define DUMP                                                                  \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 6: 3072 [10: 5120]\n"                                              \
+    "@ 0x10 0x20 0x30\n"                                                      \
+    "  t*: 4: 2048 [6: 3072]\n"                                               \
+    "@ 0x10 0x40\n"                                                           \
+    "  t*: 2: 1024 [4: 2048]\n"
+
+#define DUMP_NO_ACCUM                                                         \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 1: 512 [0: 0]\n"                                                   \
+    "@ 0x10 0x20\n"                                                           \
+    "  t*: 1: 512 [0: 0]\n"
+
+#define MAX  64
+
+
+static ngx_http_malloc_map_t  maps[] = {
+    { 0x30, 0x50, 0, "/usr/sbin/nginx", "ab12", 0, -1 },
+    { 0x10, 0x30, 0, "/usr/lib/nginx/modules/ngx_http_t_module.so", NULL,
+      0, -1 }
+};
+
+
+/* a message's bytes */
+typedef struct {
+    const unsigned char  *p;
+    size_t                len;
+} msg_t;
+
+
+/* one field of a message */
+typedef struct {
+    unsigned              field;
+    unsigned              wire;
+    uint64_t              v;        /* varint, fixed64 */
+    msg_t                 m;        /* length-delimited */
+} field_t;
+
+
+typedef struct {
+    msg_t                 strings[MAX];
+    size_t                nstrings;
+    msg_t                 functions[MAX];
+    size_t                nfunctions;
+    msg_t                 locations[MAX];
+    size_t                nlocations;
+    msg_t                 mappings[MAX];
+    size_t                nmappings;
+    msg_t                 stacks[MAX];
+    size_t                nstacks;
+    msg_t                 attributes[MAX];
+    size_t                nattributes;
+    size_t                nlinks;
+    msg_t                 profiles[MAX];
+    size_t                nprofiles;
+    msg_t                 resource;
+    msg_t                 scope;
+    int                   bad;
+} request_t;
+
+
+static int next_field(msg_t *m, field_t *f);
+static uint64_t get_uint(msg_t m, unsigned field);
+static msg_t get_msg(msg_t m, unsigned field, size_t nth);
+static size_t packed(msg_t m, unsigned field, uint64_t *out, size_t max);
+static const char *str(request_t *rq, uint64_t i);
+static int is_msg(msg_t m, const char *want);
+static void read_request(const unsigned char *p, size_t len, request_t *rq);
+static int encode(const char *text, size_t len, ngx_http_malloc_otlp_t *ot,
+    ngx_http_malloc_mbuf_t *out, ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_named_t *np);
+static const char *resolve(void *data, uint64_t addr, int *map);
+static size_t rename_grow(const char *sym, char *buf, size_t size);
+static void test_request(void);
+static void test_no_accum(void);
+static void test_empty(void);
+
+
+static int
+next_field(msg_t *m, field_t *f)
+{
+    int       shift;
+    uint64_t  v, key;
+    size_t    i;
+
+    for (i = 0; i < 2; i++) {
+        v = 0;
+
+        for (shift = 0; ; shift += 7) {
+            if (m->len == 0 || shift > 63) {
+                return -1;
+            }
+
+            v |= (uint64_t) (*m->p & 0x7f) << shift;
+            m->len--;
+
+            if ((*m->p++ & 0x80) == 0) {
+                break;
+            }
+        }
+
+        if (i == 0) {
+            key = v;
+            f->field = (unsigned) (key >> 3);
+            f->wire = key & 7;
+
+            if (f->wire == 1) {
+                if (m->len < 8) {
+                    return -1;
+                }
+
+                f->v = 0;
+
+                for (shift = 0; shift < 64; shift += 8) {
+                    f->v |= (uint64_t) *m->p++ << shift;
+                }
+
+                m->len -= 8;
+                return 0;
+            }
+
+            if (f->wire != 0 && f->wire != 2) {
+                return -1;
+            }
+
+            continue;
+        }
+
+        if (f->wire == 0) {
+            f->v = v;
+            return 0;
+        }
+
+        if (v > m->len) {
+            return -1;
+        }
+
+        f->m.p = m->p;
+        f->m.len = v;
+        m->p += v;
+        m->len -= v;
+    }
+
+    return 0;
+}
+
+
+static uint64_t
+get_uint(msg_t m, unsigned field)
+{
+    field_t  f;
+
+    while (m.len > 0 && next_field(&m, &f) == 0) {
+        if (f.field == field && f.wire != 2) {
+            return f.v;
+        }
+    }
+
+    return 0;
+}
+
+
+static msg_t
+get_msg(msg_t m, unsigned field, size_t nth)
+{
+    field_t  f;
+    msg_t    none = { NULL, 0 };
+
+    while (m.len > 0 && next_field(&m, &f) == 0) {
+        if (f.field == field && f.wire == 2 && nth-- == 0) {
+            return f.m;
+        }
+    }
+
+    return none;
+}
+
+
+static size_t
+packed(msg_t m, unsigned field, uint64_t *out, size_t max)
+{
+    int       shift;
+    size_t    n;
+    msg_t     p;
+    uint64_t  v;
+
+    p = get_msg(m, field, 0);
+    n = 0;
+
+    while (p.len > 0 && n < max) {
+        v = 0;
+
+        for (shift = 0; p.len > 0; shift += 7) {
+            v |= (uint64_t) (*p.p & 0x7f) << shift;
+            p.len--;
+
+            if ((*p.p++ & 0x80) == 0) {
+                break;
+            }
+        }
+
+        out[n++] = v;
+    }
+
+    return n;
+}
+
+
+static const char *
+str(request_t *rq, uint64_t i)
+{
+    static char  buf[MAX][256];
+    static int   k;
+    char        *s;
+
+    if (i >= rq->nstrings) {
+        return "(out of the table)";
+    }
+
+    s = buf[k++ % MAX];
+    snprintf(s, 256, "%.*s", (int) rq->strings[i].len,
+             (const char *) rq->strings[i].p);
+
+    return s;
+}
+
+
+static int
+is_msg(msg_t m, const char *want)
+{
+    return m.len == strlen(want) && memcmp(m.p, want, m.len) == 0;
+}
+
+
+static void
+read_request(const unsigned char *p, size_t len, request_t *rq)
+{
+    msg_t    top, dict, rp, sp;
+    field_t  f;
+    size_t   i;
+
+    memset(rq, 0, sizeof(request_t));
+
+    top.p = p;
+    top.len = len;
+
+    rp = get_msg(top, 1, 0);
+    dict = get_msg(top, 2, 0);
+    rq->resource = get_msg(rp, 1, 0);
+    sp = get_msg(rp, 2, 0);
+    rq->scope = get_msg(sp, 1, 0);
+
+    for (i = 0; i < MAX; i++) {
+        rq->profiles[i] = get_msg(sp, 2, i);
+
+        if (rq->profiles[i].p == NULL) {
+            break;
+        }
+    }
+
+    rq->nprofiles = i;
+
+    while (dict.len > 0) {
+        if (next_field(&dict, &f) != 0 || f.wire != 2) {
+            rq->bad = 1;
+            return;
+        }
+
+#define TABLE(num, t)                                                         \
+        case num:                                                             \
+            if (rq->n##t < MAX) {                                             \
+                rq->t[rq->n##t++] = f.m;                                      \
+            }                                                                 \
+            break
+
+        switch (f.field) {
+        TABLE(1, mappings);
+        TABLE(2, locations);
+        TABLE(3, functions);
+        TABLE(5, strings);
+        TABLE(6, attributes);
+        TABLE(7, stacks);
+        case 4:
+            rq->nlinks++;
+            break;
+        default:
+            rq->bad = 1;
+        }
+    }
+}
+
+
+static const char *
+resolve(void *data, uint64_t addr, int *map)
+{
+    (void) data;
+
+    *map = (addr >= 0x30) ? 0 : 1;
+
+    switch (addr) {
+    case 0x10:
+        return "ngx_t_hold";
+    case 0x20:
+        return "_ZN1t4growEv";
+    case 0x30:
+        return "main";
+    default:
+        return "ngx_t_handler";
+    }
+}
+
+
+static size_t
+rename_grow(const char *sym, char *buf, size_t size)
+{
+    if (strcmp(sym, "_ZN1t4growEv") != 0) {
+        return 0;
+    }
+
+    return (size_t) snprintf(buf, size, "t::grow()");
+}
+
+
+static int
+encode(const char *text, size_t len, ngx_http_malloc_otlp_t *ot,
+    ngx_http_malloc_mbuf_t *out, ngx_http_malloc_arena_t *arena,
+    ngx_http_malloc_named_t *np)
+{
+    ngx_http_malloc_heap_t   heap;
+    char                     err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
+    unsigned char           *copy;
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    copy = ngx_http_malloc_arena_alloc(arena, len);
+    memcpy(copy, text, len);
+
+    if (ngx_http_malloc_heap_add(&heap, copy, len, err) != 0) {
+        diag("heap_add: %s", err);
+        return -1;
+    }
+
+    ngx_http_malloc_named_init(np, arena);
+    np->rename = rename_grow;
+
+    if (ngx_http_malloc_named_heap(np, &heap, maps, 2, resolve, NULL, 0, err)
+        != 0)
+    {
+        diag("named_heap: %s", err);
+        return -1;
+    }
+
+    if (np->period == 0) {
+        np->period = heap.period;
+    }
+
+    ot->np = np;
+    ot->arena = arena;
+
+    if (ngx_http_malloc_otlp_encode(ot, out, err) != 0) {
+        diag("otlp_encode: %s", err);
+        return -1;
+    }
+
+    return 0;
+}
+
+
+static void
+test_request(void)
+{
+    size_t                        i, s, n, found;
+    uint64_t                      locs[MAX], attrs[MAX], v;
+    msg_t                         prof, st, vt, sample, kv, any, fn, loc, m;
+    request_t                     rq;
+    ngx_http_malloc_mbuf_t        out;
+    ngx_http_malloc_named_t       np;
+    ngx_http_malloc_arena_t      *arena;
+    ngx_http_malloc_otlp_t        ot;
+    ngx_http_malloc_otlp_attr_t   res[3], kind[1];
+    static const char            *types[] = { "inuse_space", "inuse_objects",
+                                              "alloc_space",
+                                              "alloc_objects" };
+    static const char            *units[] = { "bytes", "count", "bytes",
+                                              "count" };
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+
+    res[0].key = "service.name";
+    res[0].str = "nginx";
+    res[1].key = "process.pid";
+    res[1].str = NULL;
+    res[1].num = 4242;
+    res[2].key = "host.name";
+    res[2].str = "web1";
+    kind[0].key = "nginx.malloc.source";
+    kind[0].str = "interval";
+
+    ot.resource = res;
+    ot.nresource = 3;
+    ot.attrs = kind;
+    ot.nattrs = 1;
+    ot.scope_name = "ngx_http_malloc_module";
+    ot.scope_version = "0.1";
+    ot.time_nanos = 1700000000123456789LL;
+    ot.original = (const unsigned char *) "PPROF";
+    ot.original_len = 5;
+
+    if (!ok(encode(STR(DUMP), &ot, &out, arena, &np) == 0, "encoded")) {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    ok(!rq.bad, "the dictionary holds only known tables");
+
+    /* every table starts with its zero entry */
+
+    ok(rq.nstrings > 0 && rq.strings[0].len == 0, "string_table[0] is \"\"");
+    ok(rq.nmappings > 0 && rq.mappings[0].len == 0, "mapping_table[0] zero");
+    ok(rq.nlocations > 0 && rq.locations[0].len == 0,
+       "location_table[0] zero");
+    ok(rq.nfunctions > 0 && rq.functions[0].len == 0,
+       "function_table[0] zero");
+    ok(rq.nattributes > 0 && rq.attributes[0].len == 0,
+       "attribute_table[0] zero");
+    ok(rq.nstacks > 0 && rq.stacks[0].len == 0, "stack_table[0] zero");
+    is_int(rq.nlinks, 1, "link_table has its zero entry");
+
+    /* the resource's attributes, as KeyValue with a plain key */
+
+    for (i = 0; i < 3; i++) {
+        kv = get_msg(rq.resource, 1, i);
+        any = get_msg(kv, 2, 0);
+
+        ok(is_msg(get_msg(kv, 1, 0), res[i].key), "resource key %s",
+           res[i].key);
+
+        if (res[i].str != NULL) {
+            ok(is_msg(get_msg(any, 1, 0), res[i].str), "%s is a string",
+               res[i].key);
+        } else {
+            is_int((long) get_uint(any, 3), 4242, "%s is an integer",
+                   res[i].key);
+        }
+    }
+
+    ok(is_msg(get_msg(rq.scope, 1, 0), "ngx_http_malloc_module"),
+       "the scope's name");
+    ok(is_msg(get_msg(rq.scope, 2, 0), "0.1"), "the scope's version");
+
+    /* a profile per sample type */
+
+    is_int(rq.nprofiles, 4, "four profiles with accum");
+
+    for (i = 0; i < rq.nprofiles; i++) {
+        prof = rq.profiles[i];
+        vt = get_msg(prof, 1, 0);
+
+        is_str(str(&rq, get_uint(vt, 1)), types[i], "profile %zu's type", i);
+        is_str(str(&rq, get_uint(vt, 2)), units[i], "profile %zu's unit", i);
+
+        vt = get_msg(prof, 5, 0);
+        is_str(str(&rq, get_uint(vt, 1)), "space", "period type");
+        is_str(str(&rq, get_uint(vt, 2)), "bytes", "period unit");
+        is_int((long) get_uint(prof, 6), 524288, "period");
+        ok(get_uint(prof, 3) == 1700000000123456789ULL,
+           "time_unix_nano is a fixed64");
+
+        n = packed(prof, 11, attrs, MAX);
+        ok(n == 1 && attrs[0] < rq.nattributes, "the profile's attribute");
+
+        if (n == 1) {
+            kv = rq.attributes[attrs[0]];
+            is_str(str(&rq, get_uint(kv, 1)), "nginx.malloc.source",
+                   "its key by string index");
+            ok(is_msg(get_msg(get_msg(kv, 2, 0), 1, 0), "interval"),
+               "its value");
+        }
+
+        ok((i == 0) == is_msg(get_msg(prof, 10, 0), "PPROF"),
+           "original_payload with the first profile only");
+        ok((i == 0) == is_msg(get_msg(prof, 9, 0), "pprof"),
+           "original_payload_format with it");
+    }
+
+    /*
+     * inuse_space: stack 0x10 0x20 0x30 holds 2048 (unbiased: more),
+     * 0x10 0x40 holds 1024; each stack's locations, the leaf first
+     */
+
+    prof = rq.profiles[0];
+    found = 0;
+
+    for (i = 0; ; i++) {
+        sample = get_msg(prof, 2, i);
+        if (sample.p == NULL) {
+            break;
+        }
+
+        s = get_uint(sample, 1);
+        ok(s > 0 && s < rq.nstacks, "sample %zu's stack is in the table", i);
+
+        n = packed(sample, 4, &v, 1);
+        ok(n == 1 && v > 0, "sample %zu has one value", i);
+
+        st = rq.stacks[s];
+        n = packed(st, 1, locs, MAX);
+
+        fn = rq.functions[get_uint(get_msg(rq.locations[locs[0]], 3, 0), 1)];
+        is_str(str(&rq, get_uint(fn, 1)), "ngx_t_hold",
+               "the leaf is the allocating function");
+
+        if (n == 3) {
+            found++;
+            loc = rq.locations[locs[1]];
+            fn = rq.functions[get_uint(get_msg(loc, 3, 0), 1)];
+            is_str(str(&rq, get_uint(fn, 1)), "t::grow()",
+                   "the readable name");
+            is_str(str(&rq, get_uint(fn, 2)), "_ZN1t4growEv",
+                   "the symbol is the system name");
+
+            m = rq.mappings[get_uint(loc, 1)];
+            is_str(str(&rq, get_uint(m, 4)),
+                   "/usr/lib/nginx/modules/ngx_http_t_module.so",
+                   "its mapping's file");
+
+            loc = rq.locations[locs[2]];
+            fn = rq.functions[get_uint(get_msg(loc, 3, 0), 1)];
+            is_str(str(&rq, get_uint(fn, 1)), "main", "the root is last");
+            is_str(str(&rq, get_uint(fn, 2)), "main",
+                   "an unmangled name is its own system name");
+
+            m = rq.mappings[get_uint(loc, 1)];
+            is_str(str(&rq, get_uint(m, 4)), "/usr/sbin/nginx",
+                   "the binary's mapping");
+
+            n = packed(m, 5, attrs, MAX);
+            ok(n == 1 && attrs[0] < rq.nattributes,
+               "the binary's mapping has its build id");
+
+            if (n == 1) {
+                kv = rq.attributes[attrs[0]];
+                is_str(str(&rq, get_uint(kv, 1)),
+                       NGX_HTTP_MALLOC_OTLP_BUILD_ID, "its key");
+                ok(is_msg(get_msg(get_msg(kv, 2, 0), 1, 0), "ab12"),
+                   "its value");
+            }
+
+            /* unbiased: 2048 bytes of 1024-byte objects sampled at 512k */
+            ok(v > 2048, "the sampled bytes are unbiased (%llu)",
+               (unsigned long long) v);
+        }
+    }
+
+    is_int(i, 2, "two samples");
+    is_int(found, 1, "one of them three frames deep");
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+static void
+test_no_accum(void)
+{
+    request_t                 rq;
+    ngx_http_malloc_mbuf_t    out;
+    ngx_http_malloc_named_t   np;
+    ngx_http_malloc_arena_t  *arena;
+    ngx_http_malloc_otlp_t    ot;
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+
+    if (!ok(encode(STR(DUMP_NO_ACCUM), &ot, &out, arena, &np) == 0,
+            "encoded without accum"))
+    {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    is_int(rq.nprofiles, 2, "two profiles without accum");
+    ok(get_msg(rq.profiles[0], 10, 0).p == NULL, "no original payload");
+    ok(get_msg(rq.profiles[0], 11, 0).p == NULL, "no attributes");
+    is_int(rq.nattributes, 1, "the zero attribute only: no file of these "
+           "stacks has a build id");
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+static void
+test_empty(void)
+{
+    request_t                 rq;
+    ngx_http_malloc_mbuf_t    out;
+    ngx_http_malloc_named_t   np;
+    ngx_http_malloc_arena_t  *arena;
+    ngx_http_malloc_otlp_t    ot;
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+
+    if (!ok(encode(STR("heap_v2/524288\n  t*: 0: 0 [0: 0]\n"), &ot, &out,
+                   arena, &np)
+            == 0, "an empty heap is encoded"))
+    {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    is_int(rq.nprofiles, 2, "two profiles");
+    ok(get_msg(rq.profiles[0], 2, 0).p == NULL, "with no samples");
+    ok(rq.nstrings > 0 && rq.nstacks == 1 && rq.nlocations == 1,
+       "and the zero entries only");
+    ok(rq.resource.p != NULL, "an empty resource is still there");
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+int
+main(void)
+{
+    test_request();
+    test_no_accum();
+    test_empty();
+
+    return done_testing();
+}
