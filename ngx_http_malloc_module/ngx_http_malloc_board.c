@@ -73,6 +73,7 @@ typedef struct {
     ngx_uint_t                  nzones;      /* of the generation */
     ngx_http_malloc_zone_t      zones[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_master_t    master;
+    ngx_http_malloc_export_state_t  export;
     ngx_http_malloc_entry_t     ring[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
@@ -1328,5 +1329,56 @@ ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
         shm->sh->watch = *set;
     }
 
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+void
+ngx_http_malloc_board_export_add(ngx_http_malloc_main_conf_t *mmcf,
+    const ngx_http_malloc_export_state_t *delta)
+{
+    ngx_http_malloc_shm_t           *shm;
+    ngx_http_malloc_export_state_t  *st;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    st = &shm->sh->export;
+
+    st->sent += delta->sent;
+    st->failed += delta->failed;
+    st->dropped += delta->dropped;
+    st->bytes += delta->bytes;
+    st->queued += delta->queued;
+
+    if (st->queued < 0) {
+        /* a reload cannot make it so, but a reader must never see it */
+        st->queued = 0;
+    }
+
+    if (delta->last_success != 0) {
+        st->last_success = delta->last_success;
+    }
+
+    if (delta->last_error != 0) {
+        st->last_error = delta->last_error;
+        ngx_memcpy(st->reason, delta->reason, NGX_HTTP_MALLOC_EXPORT_REASON);
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+void
+ngx_http_malloc_board_export_get(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_export_state_t *state)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+    *state = shm->sh->export;
     ngx_shmtx_unlock(&shm->shpool->mutex);
 }

@@ -93,6 +93,23 @@ typedef struct {
 } ngx_http_malloc_worker_t;
 
 
+/* the longest reason of an export's failure kept */
+#define NGX_HTTP_MALLOC_EXPORT_REASON  160
+
+
+/* malloc_export's counts, for every worker to read; kept across reloads */
+typedef struct {
+    uint64_t                    sent;       /* requests accepted */
+    uint64_t                    failed;     /* attempts that failed */
+    uint64_t                    dropped;    /* requests given up */
+    uint64_t                    bytes;      /* of the requests sent */
+    ngx_int_t                   queued;     /* waiting, every process */
+    time_t                      last_success;   /* 0: never */
+    time_t                      last_error;     /* 0: never */
+    u_char                      reason[NGX_HTTP_MALLOC_EXPORT_REASON];
+} ngx_http_malloc_export_state_t;
+
+
 /* longest name of a shared zone kept, as its mapping is told apart */
 #define NGX_HTTP_MALLOC_ZONE_NAME    63
 
@@ -226,6 +243,15 @@ ngx_uint_t ngx_http_malloc_board_master(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_master_t *master, ngx_http_malloc_zone_t *zones);
 
 /* the snapshot schedule */
+/*
+ * Adds the counts of "delta" (queued may be negative); a non-zero
+ * last_success or last_error, with its reason, replaces the one kept.
+ */
+void ngx_http_malloc_board_export_add(ngx_http_malloc_main_conf_t *mmcf,
+    const ngx_http_malloc_export_state_t *delta);
+void ngx_http_malloc_board_export_get(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_export_state_t *state);
+
 ngx_uint_t ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf,
     time_t now, time_t every);
 time_t ngx_http_malloc_board_next_snapshot(ngx_http_malloc_main_conf_t *mmcf);

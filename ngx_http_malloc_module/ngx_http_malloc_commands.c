@@ -7,7 +7,8 @@
  * apply the commands in the order posted, so the last write wins.
  *
  * Owns: the commands' bodies and their notice lines.  Calls: wait, reply,
- * board, and the pure core (json, path, dump, jemalloc).
+ * board, export (its state), and the pure core (json, path, dump,
+ * jemalloc).
  */
 
 
@@ -23,6 +24,7 @@
 #include "ngx_http_malloc_wait.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_commands.h"
+#include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_json.h"
 #include "ngx_http_malloc_path.h"
@@ -82,6 +84,8 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                                          mmcf->dump_dir->name.len));
         json_object_set_new(json, "generations",
                             ngx_http_malloc_generations(r));
+        json_object_set_new(json, "export",
+                            ngx_http_malloc_export_json(mmcf));
     }
 
     json_object_set_new(json, "prof_active",

@@ -5,8 +5,9 @@
  * the start-up hooks; the rest lives beside it (see docs/ and design.md).
  *
  * Owns: the configuration.  Calls: board, threads, wait, apply,
- * schedule (start-up), handler (the location's handler), profile (the
- * symbols preloaded by the master), origin (directive checks).
+ * schedule, export (start-up; malloc_export's directive), handler (the
+ * location's handler), profile (the symbols preloaded by the master),
+ * origin (directive checks).
  */
 
 
@@ -20,6 +21,7 @@
 #include "ngx_http_malloc_wait.h"
 #include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_schedule.h"
+#include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_origin.h"
 
@@ -95,6 +97,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
     { ngx_string("malloc_watch"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_malloc_watch,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("malloc_export"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_malloc_export_conf,
       NGX_HTTP_MAIN_CONF_OFFSET,
       0,
       NULL },
@@ -182,6 +191,10 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
 
     /* a dump and a profile's build at once; each thread has its caches */
     ngx_conf_init_uint_value(mmcf->threads, 2);
+
+    if (ngx_http_malloc_export_check(cf, mmcf) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
 
     if (mmcf->admin) {
         ngx_http_malloc_shared_servers(cf);
@@ -828,6 +841,7 @@ ngx_http_malloc_init_process(ngx_cycle_t *cycle)
     }
 
     ngx_http_malloc_wait_init_process();
+    ngx_http_malloc_export_init_process(mmcf);
     ngx_http_malloc_schedule_init_process(mmcf);
 
     return ngx_http_malloc_apply_init_process(cycle, mmcf);
@@ -876,6 +890,7 @@ static void
 ngx_http_malloc_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_malloc_threads_exit();
+    ngx_http_malloc_export_exit_process();
 }
 
 

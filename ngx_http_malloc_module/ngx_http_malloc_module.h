@@ -84,11 +84,37 @@ typedef struct {
 } ngx_http_malloc_watch_conf_t;
 
 
+/* what malloc_export pushes, sources=... */
+#define NGX_HTTP_MALLOC_EXPORT_INTERVAL  0x01
+#define NGX_HTTP_MALLOC_EXPORT_WATCH     0x02
+#define NGX_HTTP_MALLOC_EXPORT_SCHEDULE  0x04
+#define NGX_HTTP_MALLOC_EXPORT_RELOAD    0x08
+
+
+/* malloc_export: where the profiles go */
+typedef struct {
+    ngx_str_t                   url;           /* with the path, for logs */
+    ngx_str_t                   host;          /* the Host header */
+    ngx_str_t                   server_name;   /* for SNI and the check of
+                                                  the certificate */
+    ngx_str_t                   path;
+    ngx_addr_t                  addr;
+    time_t                      interval;      /* seconds */
+    ngx_msec_t                  timeout;
+    ngx_array_t                 headers;       /* of ngx_keyval_t */
+    ngx_array_t                 attributes;    /* of ngx_keyval_t */
+    ngx_uint_t                  sources;       /* EXPORT_* */
+    ngx_uint_t                  payload;       /* payload=pprof */
+    void                       *ssl;           /* an ngx_ssl_t, NULL: http */
+} ngx_http_malloc_export_conf_t;
+
+
 typedef struct {
     ngx_path_t                       *dump_dir;
     off_t                             dump_max_size; /* 0: no limit */
     ngx_http_malloc_snapshot_conf_t  *snapshot;      /* NULL: none */
     ngx_http_malloc_watch_conf_t     *watch;         /* NULL: none */
+    ngx_http_malloc_export_conf_t    *export;        /* NULL: none */
     ngx_shm_zone_t                   *shm_zone;
     ngx_fd_t                         *wake;          /* an eventfd per
                                                         worker */

@@ -7,7 +7,7 @@
  * cache, under the cache's mutex.  Pure C: no nginx types.
  *
  * Owns: the symbol cache of this process.  Calls: arena, heap, symbol,
- * pprof, folded.
+ * pprof, folded, otlp.
  */
 
 
@@ -57,6 +57,8 @@ static void ngx_http_malloc_pipe_trim(ngx_http_malloc_heap_t *heap,
     ngx_http_malloc_map_t *maps, size_t nmaps);
 static int ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
+static int ngx_http_malloc_pipe_otlp(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs, ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
 static size_t ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
@@ -279,7 +281,9 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
         if (pl->format == NGX_HTTP_MALLOC_PIPE_LEGACY) {
             ngx_http_malloc_heap_write_legacy(&pl->heap, &pl->out);
 
-        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED
+                   || pl->format == NGX_HTTP_MALLOC_PIPE_OTLP)
+        {
             (void) ngx_http_malloc_pipe_folded(pl, &rs);
 
         } else {
@@ -466,6 +470,10 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
         np.period = pl->heap.period;
     }
 
+    if (pl->format == NGX_HTTP_MALLOC_PIPE_OTLP) {
+        return ngx_http_malloc_pipe_otlp(pl, rs, &np);
+    }
+
     if (ngx_http_malloc_named_write(&np, pl->seconds, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
@@ -495,6 +503,68 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
 
 
 /*
+ * The named profile as an OTLP request, gzipped; with "payload", the
+ * same profile as pprof goes with it: a snapshot's own file, or the
+ * heap encoded as pprof/heap.pb.gz has it
+ */
+
+static int
+ngx_http_malloc_pipe_otlp(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs, ngx_http_malloc_named_t *np)
+{
+    int                      rc;
+    ngx_http_malloc_mbuf_t   raw, pprof;
+    ngx_http_malloc_otlp_t   ot;
+    char                     err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
+
+    ot = *pl->otlp;
+    ot.np = np;
+    ot.arena = pl->arena;
+
+    memset(&pprof, 0, sizeof(ngx_http_malloc_mbuf_t));
+
+    if (pl->payload && pl->snapshot == NULL) {
+        if (ngx_http_malloc_pipe_proto(pl, rs) != NGX_HTTP_MALLOC_PIPE_OK) {
+            return pl->rc;
+        }
+
+        pprof = pl->out;
+        memset(&pl->out, 0, sizeof(ngx_http_malloc_mbuf_t));
+
+        ot.original = pprof.data;
+        ot.original_len = pprof.len;
+
+    } else if (pl->payload && pl->original != NULL) {
+        ot.original = pl->original;
+        ot.original_len = pl->original_len;
+    }
+
+    memset(&raw, 0, sizeof(ngx_http_malloc_mbuf_t));
+
+    rc = ngx_http_malloc_otlp_encode(&ot, &raw, err);
+    ngx_http_malloc_mbuf_free(&pprof);
+
+    if (rc != 0) {
+        ngx_http_malloc_mbuf_free(&raw);
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_ENCODE,
+                                         "cannot encode the OTLP request: "
+                                         "%s", err);
+    }
+
+    rc = ngx_http_malloc_pprof_gzip(pl->arena, raw.data, raw.len, &pl->out);
+    ngx_http_malloc_mbuf_free(&raw);
+
+    if (rc != 0) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "out of memory while gzipping "
+                                         "the request");
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/*
  * A snapshot's file: a profile.proto (format=pprof, named already) or a
  * worker's heap_v2 dump (format=heap), named here by the symbols of the
  * files it lists.  With the symbol cache locked.
@@ -517,6 +587,14 @@ ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
     plen = strlen(path);
 
     if (plen > 6 && strcmp(path + plen - 6, ".pb.gz") == 0) {
+
+        /* OTLP's original payload: the first snapshot file as it is */
+
+        if (pl->original == NULL) {
+            pl->original = buf;
+            pl->original_len = len;
+        }
+
         if (ngx_http_malloc_named_pprof(np, buf, len, base, err) != 0) {
             return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_PARSE,
                                              "cannot read the snapshot "

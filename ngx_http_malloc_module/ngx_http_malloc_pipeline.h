@@ -16,6 +16,7 @@
 
 #include "ngx_http_malloc_arena.h"
 #include "ngx_http_malloc_heap.h"
+#include "ngx_http_malloc_otlp.h"
 
 
 #define NGX_HTTP_MALLOC_PIPE_ERR_LEN  (NGX_HTTP_MALLOC_HEAP_ERR_LEN + 128)
@@ -37,7 +38,8 @@ typedef enum {
     NGX_HTTP_MALLOC_PIPE_V2 = 0,      /* jemalloc's heap_v2, for jeprof */
     NGX_HTTP_MALLOC_PIPE_LEGACY,      /* gperftools' text, for pprof */
     NGX_HTTP_MALLOC_PIPE_PROTO,       /* symbolized profile.proto */
-    NGX_HTTP_MALLOC_PIPE_FOLDED       /* the heap viewer's JSON */
+    NGX_HTTP_MALLOC_PIPE_FOLDED,      /* the heap viewer's JSON */
+    NGX_HTTP_MALLOC_PIPE_OTLP         /* a gzipped OTLP request */
 } ngx_http_malloc_pipe_format_e;
 
 
@@ -48,7 +50,7 @@ typedef struct {
     ngx_http_malloc_mbuf_t      out;        /* the answer */
     unsigned                    format;     /* pipe_format_e */
     unsigned                    seconds;    /* of a growth window, 0: none */
-    char                      **snapshot;   /* FOLDED: these files (a
+    char                      **snapshot;   /* FOLDED, OTLP: these files (a
                                                snapshot's), not the dumps */
     char                      **against;    /* FOLDED: a snapshot's files
                                                to compare with */
@@ -56,6 +58,13 @@ typedef struct {
                                             size_t size);
                                             /* FOLDED: the readable form of
                                                a mangled name, NULL: none */
+    const ngx_http_malloc_otlp_t *otlp;     /* OTLP: the resource, the
+                                               attributes; np is set here */
+    unsigned                    payload:1;  /* OTLP: with the profile as
+                                               pprof */
+    const unsigned char        *original;   /* OTLP: the pprof snapshot
+                                               read, NULL: none */
+    size_t                      original_len;
     unsigned                    keep:1;     /* the files read are not
                                                removed (the master's) */
     unsigned                    gzip:1;     /* FOLDED: the answer gzipped */

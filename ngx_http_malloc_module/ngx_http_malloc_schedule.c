@@ -11,8 +11,8 @@
  * within "max_size"; a snapshot is named only once there is room.
  *
  * Owns: this worker's snapshot in progress.  Calls: board, wait (the
- * collection of the workers' dumps), threads, and the pure core
- * (pipeline, path).  Reached by the board's tick hook.
+ * collection of the workers' dumps), threads, export (a snapshot taken),
+ * and the pure core (pipeline, path).  Reached by the board's tick hook.
  */
 
 
@@ -24,6 +24,7 @@
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -154,8 +155,10 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
     off_t                        bytes;
     ngx_tm_t                     tm;
     ngx_int_t                    rc;
+    char                        *paths[2];
     ngx_http_malloc_gen_t        gen;
     ngx_http_malloc_je_stats_t   st;
+    u_char                       path[NGX_MAX_PATH];
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK
         || !ngx_http_malloc_board_first(mmcf))
@@ -212,6 +215,15 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
 
             ngx_http_malloc_schedule_prune(mmcf, NGX_HTTP_MALLOC_SNAP_RELOAD,
                                            -1, log);
+
+            (void) ngx_snprintf(path, sizeof(path), "%V/%s%Z",
+                                &mmcf->dump_dir->name, gen.snapshot);
+            paths[0] = (char *) path;
+            paths[1] = NULL;
+
+            ngx_http_malloc_export_snapshot(mmcf,
+                                            NGX_HTTP_MALLOC_EXPORT_RELOAD,
+                                            paths, log);
         }
     }
 
@@ -807,9 +819,10 @@ ngx_http_malloc_schedule_publish(ngx_http_malloc_main_conf_t *mmcf,
     const char *reason, char **hidden, ngx_log_t *log)
 {
     off_t            size;
-    ngx_uint_t       i;
+    char           **finals;
+    u_char          *final;
+    ngx_uint_t       i, n;
     ngx_file_info_t  fi;
-    u_char           final[NGX_MAX_PATH];
 
     size = 0;
 
@@ -821,9 +834,19 @@ ngx_http_malloc_schedule_publish(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_http_malloc_schedule_prune(mmcf, reason, size, log);
 
+    /* the names given, for malloc_export */
+
+    finals = ngx_alloc((i + 1) * (sizeof(char *) + NGX_MAX_PATH), log);
+    if (finals == NULL) {
+        return;
+    }
+
+    final = (u_char *) (finals + i + 1);
+    n = 0;
+
     for (i = 0; hidden[i] != NULL; i++) {
         /* "<dir>/.snapshot-..." -> "<dir>/snapshot-..." */
-        (void) ngx_snprintf(final, sizeof(final), "%V/%s%Z",
+        (void) ngx_snprintf(final, NGX_MAX_PATH, "%V/%s%Z",
                             &mmcf->dump_dir->name,
                             hidden[i] + mmcf->dump_dir->name.len + 2);
 
@@ -831,8 +854,23 @@ ngx_http_malloc_schedule_publish(ngx_http_malloc_main_conf_t *mmcf,
             ngx_log_error(NGX_LOG_ERR, log, ngx_errno,
                           ngx_rename_file_n " \"%s\" to \"%s\" failed",
                           hidden[i], final);
+            continue;
         }
+
+        finals[n++] = (char *) final;
+        final += NGX_MAX_PATH;
     }
+
+    finals[n] = NULL;
+
+    if (n > 0) {
+        ngx_http_malloc_export_snapshot(mmcf, (reason == NULL)
+                                        ? NGX_HTTP_MALLOC_EXPORT_SCHEDULE
+                                        : NGX_HTTP_MALLOC_EXPORT_WATCH,
+                                        finals, log);
+    }
+
+    ngx_free(finals);
 }
 
 

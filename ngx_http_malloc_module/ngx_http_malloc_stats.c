@@ -46,6 +46,8 @@ static u_char *ngx_http_malloc_stats_figures(u_char *p, u_char *last,
 static u_char *ngx_http_malloc_stats_rss(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n,
     ngx_http_malloc_main_conf_t *mmcf);
+static u_char *ngx_http_malloc_stats_export(u_char *p, u_char *last,
+    ngx_http_malloc_main_conf_t *mmcf);
 static u_char *ngx_http_malloc_stats_master(u_char *p, u_char *last,
     ngx_http_malloc_main_conf_t *mmcf);
 static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
@@ -282,7 +284,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    size = 4096 + n * 2048;
+    size = 6144 + n * 2048;
 
     buf = ngx_pnalloc(r->pool, size);
     if (buf == NULL) {
@@ -332,6 +334,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     p = ngx_http_malloc_stats_rss(p, last, w, n, mmcf);
     p = ngx_http_malloc_stats_master(p, last, mmcf);
+    p = ngx_http_malloc_stats_export(p, last, mmcf);
 
     return ngx_http_malloc_send_data(r, ctx->type, NULL, buf, p - buf);
 }
@@ -447,6 +450,46 @@ ngx_http_malloc_stats_master(u_char *p, u_char *last,
     }
 
     return p;
+}
+
+
+/* malloc_export's counts, kept across reloads */
+
+static u_char *
+ngx_http_malloc_stats_export(u_char *p, u_char *last,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_export_state_t  st;
+
+    if (mmcf->export == NULL) {
+        return p;
+    }
+
+    ngx_http_malloc_board_export_get(mmcf, &st);
+
+    return ngx_slprintf(p, last,
+               "# HELP nginx_malloc_export_sent_total Profiles the "
+               "collector accepted.\n"
+               "# TYPE nginx_malloc_export_sent_total counter\n"
+               "nginx_malloc_export_sent_total %uL\n"
+               "# HELP nginx_malloc_export_failed_total Attempts to send "
+               "a profile that failed.\n"
+               "# TYPE nginx_malloc_export_failed_total counter\n"
+               "nginx_malloc_export_failed_total %uL\n"
+               "# HELP nginx_malloc_export_dropped_total Profiles given "
+               "up, never sent.\n"
+               "# TYPE nginx_malloc_export_dropped_total counter\n"
+               "nginx_malloc_export_dropped_total %uL\n"
+               "# HELP nginx_malloc_export_bytes_total Bytes of the "
+               "profiles sent, gzipped.\n"
+               "# TYPE nginx_malloc_export_bytes_total counter\n"
+               "nginx_malloc_export_bytes_total %uL\n"
+               "# HELP nginx_malloc_export_last_success_timestamp_seconds "
+               "When the collector last accepted a profile, 0: never.\n"
+               "# TYPE nginx_malloc_export_last_success_timestamp_seconds "
+               "gauge\n"
+               "nginx_malloc_export_last_success_timestamp_seconds %T\n",
+               st.sent, st.failed, st.dropped, st.bytes, st.last_success);
 }
 
 
