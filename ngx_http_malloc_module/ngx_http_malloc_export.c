@@ -41,7 +41,8 @@
 #define NGX_HTTP_MALLOC_EXPORT_GIVE_UP  300        /* seconds */
 #define NGX_HTTP_MALLOC_EXPORT_ANSWER   2048       /* of an answer read */
 #define NGX_HTTP_MALLOC_EXPORT_DUMPS    5000       /* ms for the dumps */
-#define NGX_HTTP_MALLOC_EXPORT_RESOURCE 16
+#define NGX_HTTP_MALLOC_EXPORT_ATTRS    10         /* the operator's */
+#define NGX_HTTP_MALLOC_EXPORT_RESOURCE (6 + NGX_HTTP_MALLOC_EXPORT_ATTRS)
 
 
 typedef enum {
@@ -62,6 +63,8 @@ typedef struct {
     char                           error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];
     ngx_http_malloc_otlp_t         ot;
     ngx_http_malloc_otlp_attr_t    attrs[2];
+    ngx_http_malloc_otlp_attr_t    resource[NGX_HTTP_MALLOC_EXPORT_RESOURCE
+                                            + 1];
     ngx_http_malloc_task_t         task;
     time_t                         first;      /* its first attempt */
     u_char                         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
@@ -111,6 +114,10 @@ static char *ngx_http_malloc_export_pair(ngx_conf_t *cf, ngx_array_t *a,
 static char *ngx_http_malloc_export_invalid(ngx_conf_t *cf, ngx_str_t *v);
 static ngx_int_t ngx_http_malloc_export_sources(
     ngx_http_malloc_export_conf_t *ec, ngx_str_t *list);
+#if (NGX_HTTP_SSL)
+static char *ngx_http_malloc_export_ssl(ngx_conf_t *cf,
+    ngx_http_malloc_export_conf_t *ec);
+#endif
 static void ngx_http_malloc_export_resource(ngx_http_malloc_export_t *ex);
 static void ngx_http_malloc_export_tick(ngx_event_t *ev);
 static void ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
@@ -378,6 +385,17 @@ ngx_http_malloc_export_param(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec,
         return NGX_CONF_OK;
     }
 
+    if (ngx_strncmp(v->data, "ca=", 3) == 0 && v->len > 3) {
+        ec->ca.data = v->data + 3;
+        ec->ca.len = v->len - 3;
+
+        if (ngx_conf_full_name(cf->cycle, &ec->ca, 1) != NGX_OK) {
+            return NGX_CONF_ERROR;
+        }
+
+        return NGX_CONF_OK;
+    }
+
     if (ngx_strcmp(v->data, "payload=pprof") == 0) {
         ec->payload = 1;
         return NGX_CONF_OK;
@@ -440,10 +458,10 @@ ngx_http_malloc_export_invalid(ngx_conf_t *cf, ngx_str_t *v)
 {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                        "invalid parameter \"%V\": expected interval=time "
-                       "(1s or more), timeout=time (100ms to 10m), "
+                       "(1s to 30d), timeout=time (100ms to 10m), "
                        "header=name:value, attribute=key=value, "
-                       "sources=interval,watch,schedule,reload or "
-                       "payload=pprof", v);
+                       "sources=interval,watch,schedule,reload, ca=file "
+                       "or payload=pprof", v);
 
     return NGX_CONF_ERROR;
 }
@@ -517,30 +535,75 @@ ngx_http_malloc_export_check(ngx_conf_t *cf, ngx_http_malloc_main_conf_t *mmcf)
         return NGX_CONF_ERROR;
     }
 
+    if (ec->attributes.nelts > NGX_HTTP_MALLOC_EXPORT_ATTRS) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "malloc_export takes at most %d attribute= "
+                           "parameters", NGX_HTTP_MALLOC_EXPORT_ATTRS);
+        return NGX_CONF_ERROR;
+    }
+
+    if (ec->ca.len != 0 && ec->ssl == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "malloc_export's ca= is for an https URL, "
+                           "not \"%V\"", &ec->url);
+        return NGX_CONF_ERROR;
+    }
+
 #if (NGX_HTTP_SSL)
     if (ec->ssl != NULL) {
-        ((ngx_ssl_t *) ec->ssl)->log = cf->log;
-
-        if (ngx_ssl_create(ec->ssl, NGX_SSL_TLSv1_2 | NGX_SSL_TLSv1_3, NULL)
-            != NGX_OK)
-        {
-            return NGX_CONF_ERROR;
-        }
-
-        /* the system's trusted certificates, as curl checks them */
-
-        if (SSL_CTX_set_default_verify_paths(((ngx_ssl_t *) ec->ssl)->ctx)
-            != 1)
-        {
-            ngx_ssl_error(NGX_LOG_EMERG, cf->log, 0,
-                          "SSL_CTX_set_default_verify_paths() failed");
-            return NGX_CONF_ERROR;
-        }
+        return ngx_http_malloc_export_ssl(cf, ec);
     }
 #endif
 
     return NGX_CONF_OK;
 }
+
+
+#if (NGX_HTTP_SSL)
+
+/* the client's context: the collector's certificate is checked */
+
+static char *
+ngx_http_malloc_export_ssl(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec)
+{
+    ngx_ssl_t           *ssl;
+    ngx_pool_cleanup_t  *cln;
+
+    ssl = ec->ssl;
+    ssl->log = cf->log;
+
+    if (ngx_ssl_create(ssl, NGX_SSL_TLSv1_2 | NGX_SSL_TLSv1_3, NULL)
+        != NGX_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(cf->pool, 0);
+    if (cln == NULL) {
+        ngx_ssl_cleanup_ctx(ssl);
+        return NGX_CONF_ERROR;
+    }
+
+    cln->handler = ngx_ssl_cleanup_ctx;
+    cln->data = ssl;
+
+    if (ec->ca.len != 0) {
+        return (ngx_ssl_trusted_certificate(cf, ssl, &ec->ca, 4) == NGX_OK)
+               ? NGX_CONF_OK : NGX_CONF_ERROR;
+    }
+
+    /* the system's trusted certificates, as curl checks them */
+
+    if (SSL_CTX_set_default_verify_paths(ssl->ctx) != 1) {
+        ngx_ssl_error(NGX_LOG_EMERG, cf->log, 0,
+                      "SSL_CTX_set_default_verify_paths() failed");
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+#endif
 
 
 void
@@ -646,10 +709,7 @@ ngx_http_malloc_export_resource(ngx_http_malloc_export_t *ex)
         }
 
         if (a == ex->resource + ex->nresource) {
-            if (ex->nresource == NGX_HTTP_MALLOC_EXPORT_RESOURCE) {
-                break;
-            }
-
+            /* room for all: the configuration's check counted them */
             ex->nresource++;
             a->key = (char *) kv[i].key.data;
         }
@@ -876,9 +936,18 @@ ngx_http_malloc_export_job(ngx_http_malloc_export_t *ex, ngx_uint_t source,
         job->ot.nattrs = 2;
     }
 
+    /*
+     * the kind goes in the resource too: Pyroscope makes its labels of
+     * the resource's attributes only, and a snapshot is not the live heap
+     */
+
+    ngx_memcpy(job->resource, ex->resource,
+               ex->nresource * sizeof(ngx_http_malloc_otlp_attr_t));
+    job->resource[ex->nresource] = job->attrs[0];
+
     job->ot.attrs = job->attrs;
-    job->ot.resource = ex->resource;
-    job->ot.nresource = ex->nresource;
+    job->ot.resource = job->resource;
+    job->ot.nresource = ex->nresource + 1;
     job->ot.scope_name = "ngx_http_malloc_module";
     job->ot.scope_version = NGX_HTTP_MALLOC_VERSION;
 

@@ -105,6 +105,9 @@ typedef struct {
     ngx_array_t                 attributes;    /* of ngx_keyval_t */
     ngx_uint_t                  sources;       /* EXPORT_* */
     ngx_uint_t                  payload;       /* payload=pprof */
+    ngx_str_t                   ca;            /* ca=: trusted certificates
+                                                  of https, "": the
+                                                  system's */
     void                       *ssl;           /* an ngx_ssl_t, NULL: http */
 } ngx_http_malloc_export_conf_t;
 
