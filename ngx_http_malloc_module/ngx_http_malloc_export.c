@@ -1693,7 +1693,10 @@ ngx_http_malloc_export_close(ngx_http_malloc_export_t *ex)
 }
 
 
-/* what waits here is lost with the process: no longer queued */
+/*
+ * A request under way is closed, and what waits here is lost with the
+ * process: no longer queued
+ */
 
 void
 ngx_http_malloc_export_exit_process(void)
@@ -1702,6 +1705,9 @@ ngx_http_malloc_export_exit_process(void)
     ngx_http_malloc_export_state_t   delta;
 
     ex = &ngx_http_malloc_export;
+
+    /* before nginx looks for sockets left open: a TERM while quitting */
+    ngx_http_malloc_export_close(ex);
 
     if (ex->mmcf == NULL || ex->njobs == 0) {
         return;
