@@ -10,7 +10,10 @@
  * value row per stack, and only name indexes in range.  Odd: the rest is
  * a profile.proto (a snapshot), which is gzipped here so that the reader
  * sees the fuzzer's bytes; whatever it accepts must write as JSON, with a
- * base when the byte is 3 mod 4.
+ * base when the byte is 3 mod 4.  Either way, what was named must also
+ * encode as an OTLP request whose dictionary reads back as protobuf
+ * with a function per name and a stack per stack, each after its zero
+ * entry.
  */
 
 
@@ -23,9 +26,13 @@
 #include <zlib.h>
 
 #include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_otlp.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+static void otlp(ngx_http_malloc_named_t *np);
+static int field(const unsigned char **p, const unsigned char *end,
+    uint64_t *key, const unsigned char **msg, uint64_t *len);
 static void check(int cond, const char *what);
 static const char *resolve(void *data, uint64_t addr, int *map);
 static void snapshot(const uint8_t *data, size_t size, int base);
@@ -121,10 +128,111 @@ snapshot(const uint8_t *data, size_t size, int base)
 
         json_decref(j);
         ngx_http_malloc_mbuf_free(&out);
+
+        otlp(&np);
     }
 
     ngx_http_malloc_arena_destroy(arena);
     free(gz);
+}
+
+
+/* a length-delimited field's key and bytes; -1 when malformed */
+
+static int
+field(const unsigned char **p, const unsigned char *end, uint64_t *key,
+    const unsigned char **msg, uint64_t *len)
+{
+    int       k, shift;
+    uint64_t  v[2];
+
+    for (k = 0; k < 2; k++) {
+        v[k] = 0;
+
+        for (shift = 0; ; shift += 7) {
+            if (*p == end || shift > 63) {
+                return -1;
+            }
+
+            v[k] |= (uint64_t) (**p & 0x7f) << shift;
+
+            if ((*(*p)++ & 0x80) == 0) {
+                break;
+            }
+        }
+
+        /* the request and its dictionary hold only messages */
+
+        if (k == 0 && (v[0] & 7) != 2) {
+            return -1;
+        }
+    }
+
+    if (v[1] > (uint64_t) (end - *p)) {
+        return -1;
+    }
+
+    *key = v[0];
+    *msg = *p;
+    *len = v[1];
+    *p += v[1];
+
+    return 0;
+}
+
+
+static void
+otlp(ngx_http_malloc_named_t *np)
+{
+    uint64_t                     key, len, n[8];
+    const unsigned char         *p, *end, *msg, *dict;
+    ngx_http_malloc_mbuf_t       out;
+    ngx_http_malloc_otlp_t       ot;
+    ngx_http_malloc_otlp_attr_t  a = { "nginx.malloc.source", "fuzz", 0 };
+    char                         err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
+
+    memset(&ot, 0, sizeof(ot));
+    memset(&out, 0, sizeof(out));
+    memset(n, 0, sizeof(n));
+
+    ot.np = np;
+    ot.arena = np->arena;
+    ot.resource = &a;
+    ot.nresource = 1;
+    ot.attrs = &a;
+    ot.nattrs = 1;
+
+    check(ngx_http_malloc_otlp_encode(&ot, &out, err) == 0,
+          "what was named encodes as OTLP");
+
+    p = out.data;
+    end = out.data + out.len;
+    dict = NULL;
+    len = 0;
+
+    while (p < end) {
+        check(field(&p, end, &key, &msg, &len) == 0, "the request reads");
+
+        if (key >> 3 == 2) {
+            dict = msg;
+        }
+    }
+
+    check(dict != NULL, "a dictionary");
+
+    p = dict;
+    end = dict + len;
+
+    while (p < end) {
+        check(field(&p, end, &key, &msg, &len) == 0, "the dictionary reads");
+        check(key >> 3 >= 1 && key >> 3 <= 7, "only its tables");
+        n[key >> 3]++;
+    }
+
+    check(n[3] == np->nnames + 1, "a function per name, after the zero");
+    check(n[7] == np->nstacks + 1, "a stack per stack, after the zero");
+
+    ngx_http_malloc_mbuf_free(&out);
 }
 
 
@@ -212,6 +320,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     json_decref(j);
     ngx_http_malloc_mbuf_free(&out);
+
+    otlp(&np);
 
 done:
 

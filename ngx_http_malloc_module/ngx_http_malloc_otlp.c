@@ -104,6 +104,8 @@ static void ngx_http_malloc_otlp_dictionary(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *out);
 static void ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
+static void ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *d);
 static void ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
 static void ngx_http_malloc_otlp_strings(ngx_http_malloc_otlp_ctx_t *ctx,
@@ -408,23 +410,19 @@ ngx_http_malloc_otlp_dictionary(ngx_http_malloc_otlp_ctx_t *ctx,
 }
 
 
-/* mappings, locations, functions, the link and the attributes */
+/* the zero entries, the link, mappings and the attributes */
 
 static void
 ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d)
 {
     size_t                          i;
-    uint32_t                        name_s;
-    unsigned char                   buf[8 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                   line[NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                   buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
     unsigned char                   zero[28], *p, *q;
     const ngx_http_malloc_named_t  *np;
     ngx_http_malloc_otlp_attr_t     build;
 
     np = ctx->np;
-
-    /* the zero entries */
 
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_MAPPING, "", 0);
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LOCATION, "", 0);
@@ -454,10 +452,48 @@ ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
                                          p - buf);
     }
 
-    /*
-     * Location: mapping_index 1, lines 3 (Line: function_index 1);
-     * Function: name_strindex 1, system_name_strindex 2
-     */
+    ngx_http_malloc_otlp_names(ctx, d);
+
+    /* KeyValueAndUnit: key_strindex 1, value 2 */
+
+    for (i = 0; i < ctx->ot->nattrs; i++) {
+        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
+                                  &ctx->ot->attrs[i],
+                                  NGX_HTTP_MALLOC_OS_KEYS + i);
+    }
+
+    for (i = 0; i < np->nfiles; i++) {
+        if (ctx->build_a[i] == 0) {
+            continue;
+        }
+
+        build.key = NGX_HTTP_MALLOC_OTLP_BUILD_ID;
+        build.str = np->files[i].build_id;
+        build.num = 0;
+
+        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, &build,
+                                  NGX_HTTP_MALLOC_OS_BUILD_ID);
+    }
+}
+
+
+/*
+ * Location: mapping_index 1, lines 3 (Line: function_index 1);
+ * Function: name_strindex 1, system_name_strindex 2
+ */
+
+static void
+ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *d)
+{
+    size_t                          i;
+    uint32_t                        name_s;
+    unsigned char                   buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                   line[NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char                  *p, *q;
+    const ngx_http_malloc_named_t  *np;
+
+    np = ctx->np;
 
     for (i = 0; i < np->nnames; i++) {
         q = ngx_http_malloc_protobuf_uint(line, 1, i + 1);
@@ -480,27 +516,6 @@ ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
 
         ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, buf,
                                          p - buf);
-    }
-
-    /* KeyValueAndUnit: key_strindex 1, value 2 */
-
-    for (i = 0; i < ctx->ot->nattrs; i++) {
-        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
-                                  &ctx->ot->attrs[i],
-                                  NGX_HTTP_MALLOC_OS_KEYS + i);
-    }
-
-    for (i = 0; i < np->nfiles; i++) {
-        if (ctx->build_a[i] == 0) {
-            continue;
-        }
-
-        build.key = NGX_HTTP_MALLOC_OTLP_BUILD_ID;
-        build.str = np->files[i].build_id;
-        build.num = 0;
-
-        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, &build,
-                                  NGX_HTTP_MALLOC_OS_BUILD_ID);
     }
 }
 
