@@ -1839,6 +1839,146 @@ EOF
 }
 
 
+# ---- 11. malloc_export: the cost of an export interval ---------------------
+
+# a loopback collector answering 200 to every POST; its pid
+sub collector {
+    my ($port) = @_;
+    my $pid = fork // die "fork: $!";
+    return $pid if $pid;
+    # not the harness's handlers: its nginx are the parent's to stop
+    $SIG{$_} = 'DEFAULT' for qw(INT TERM);
+    my $l = IO::Socket::INET->new(LocalAddr => "127.0.0.1:$port",
+                                  Listen => 16, ReuseAddr => 1)
+        or POSIX::_exit(1);
+    while (my $c = $l->accept) {
+        my $buf = '';
+        while ($buf !~ /\r\n\r\n/) {
+            last unless sysread($c, $buf, 65536, length $buf);
+        }
+        my ($len) = $buf =~ /Content-Length: (\d+)/i;
+        my $body = length($buf) - index($buf, "\r\n\r\n") - 4;
+        while ($body < ($len // 0)) {
+            my $n = sysread($c, my $more, 262144);
+            last unless $n;
+            $body += $n;
+        }
+        syswrite($c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        close $c;
+    }
+    POSIX::_exit(0);
+}
+
+# per export: the worker's event loop and thread CPU, the request's size;
+# and, beside it in the same nginx, the same for a GET of heap.pb.gz
+sub export_heap {
+    my ($kind) = @_;
+    my $h = $HEAP{$kind};
+    my $cport = MallocTest::free_port();
+    my $cpid = collector($cport);
+
+    my $t = MallocTest->new(
+        workers => 1,
+        malloc_conf => $h->{malloc_conf},
+        http => "malloc_export http://127.0.0.1:$cport interval=2s;",
+    );
+    $t->start;
+    my ($pid) = $t->worker_pids;
+    my ($st, $body) = fetch($t->port, $h->{alloc}, 120);
+    die "$h->{alloc}: $st $body" unless $st == 200;
+
+    my $state = sub {
+        my (undef, $b) = fetch($t->port, '/malloc/');
+        return MallocTest::json_decode($b)->{export};
+    };
+
+    # the first export loads the symbols: measure from the second on
+    MallocTest::poll_until(60, sub { $state->()->{sent} >= 1 });
+
+    my $rounds = $opt{quick} ? 3 : 6;
+    my ($m0, $p0) = worker_cpu($pid);
+    my $e0 = $state->();
+    my $t0 = time();
+    # no request meanwhile: a GET / costs the event loop too
+    sleep 2 * $rounds;
+    my $wall = time() - $t0;
+    my ($m1, $p1) = worker_cpu($pid);
+    my $e1 = $state->();
+    my $sent = $e1->{sent} - $e0->{sent};
+
+    # what the worker spends anyway (its publishing, smaps) over as long,
+    # with sampling off: nothing is exported
+    $t->post('/malloc/prof_active', 'false');
+    my ($bm0, $bp0) = worker_cpu($pid);
+    my $b0 = time();
+    sleep $wall;
+    my ($bm1, $bp1) = worker_cpu($pid);
+    my $bwall = time() - $b0;
+    my $idle_main = ($bm1 - $bm0) * $wall / $bwall;
+    my $idle_pool = ($bp1 - $bp0) * $wall / $bwall;
+    $m1 -= $idle_main;
+    $p1 -= $idle_pool;
+
+    # a profile served in the same nginx: the same build, for scale
+    my ($pm0, $pp0) = worker_cpu($pid);
+    my ($pst, $pbody) = fetch($t->port, '/malloc/pprof/heap.pb.gz', 120);
+    my ($pm1, $pp1) = worker_cpu($pid);
+
+    $t->stop;
+    kill 'TERM', $cpid;
+    waitpid $cpid, 0;
+
+    return {
+        kind => $kind, sent => $sent, wall => $wall,
+        failed => $e1->{failed} - $e0->{failed},
+        bytes => $sent ? ($e1->{bytes} - $e0->{bytes}) / $sent : 0,
+        idle => ($idle_main + $idle_pool) / $wall / 1e6,
+        main => $sent ? ($m1 - $m0) / $sent / 1e6 : 0,
+        pool => $sent ? ($p1 - $p0) / $sent / 1e6 : 0,
+        pb_main => ($pm1 - $pm0) / 1e6, pb_pool => ($pp1 - $pp0) / 1e6,
+        pb_bytes => length($pbody // ''), pb_status => $pst,
+    };
+}
+
+sub bench_export {
+    my @rows;
+    for my $kind (qw(normal big)) {
+        my $r = export_heap($kind);
+        push @rows, sprintf('| %s | %d (%d failed) | %s | %s | %s | %s | '
+                            . '%s | %s | %.2f |',
+                            $HEAP{$kind}{title}, $r->{sent}, $r->{failed},
+                            ms($r->{idle}),
+                            ms($r->{main}), ms($r->{pool}),
+                            bytes($r->{bytes}), ms($r->{pb_main}),
+                            ms($r->{pb_pool}),
+                            $r->{pb_pool} ? $r->{pool} / $r->{pb_pool} : 0);
+    }
+    my $rows = join "\n", @rows;
+
+    return <<"EOF";
+## 11. Pushing profiles: the cost of an export interval
+
+One worker with `malloc_export http://127.0.0.1:PORT interval=2s` and a
+loopback collector that answers 200, holding the heaps of section 1.
+CPU time of the worker's event loop and of the module's threads, from
+schedstat, per export over the exports after the first (which loads the
+symbols), less what the same worker spends in as long with sampling off
+(its once-a-second publishing; "idle", ms per second), and the gzipped
+request's size. Beside it, in the same nginx,
+one GET of pprof/heap.pb.gz: the same dump, reading and naming, the
+ratio is the export's thread time over it.
+
+| heap | exports | idle, ms per s | event loop, ms per export | threads, ms per export | request | event loop, ms, heap.pb.gz | threads, ms, heap.pb.gz | threads, export / heap.pb.gz |
+|---|---|---|---|---|---|---|---|---|
+$rows
+
+The event loop's share is the collection of the dumps, the queue and
+the request's writes; the dump, the reading, naming, encoding and
+gzipping run on the module's threads.
+EOF
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -1853,6 +1993,7 @@ my @BENCHES = (
     [scrape => \&bench_scrape],
     [viewer => \&bench_viewer],
     [rss_read => \&bench_rss_read],
+    [export => \&bench_export],
 );
 
 my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';
