@@ -1,0 +1,754 @@
+#!/usr/bin/perl
+
+# malloc_export: while sampling is on, nginx pushes its merged heap to an
+# OTLP collector every interval, as one ExportProfilesServiceRequest per
+# nginx.  The collector here is a receiver on a loopback port that records
+# each request and answers as the test tells it: 200, 503, late, or not
+# at all (killed).  The bodies are read with a protobuf reader written
+# below, and once with protoc --decode_raw.  A collector that fails is
+# retried, logged once per interval, shown in the state and the metrics,
+# and costs neither the other requests' time nor memory.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Digest::MD5 qw(md5_hex);
+use File::Basename qw(basename);
+use File::Temp qw(tempdir);
+use IO::Socket::INET;
+use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
+use POSIX ();
+use Sys::Hostname qw(hostname);
+use Test::More;
+use Time::HiRes qw(sleep time);
+use MallocTest qw(poll_until free_port held);
+
+my $MB = 1024 * 1024;
+my $HOLD = 'ngx_http_malloc_test_hold';
+my $PATH = '/v1development/profiles';
+
+# TEST_LONG set, and not to 0: the collector is down for 100 intervals of
+# 1 s, as the issue asks, instead of 20 (unset keeps the file near a minute)
+my $LONG = ($ENV{TEST_LONG} // '0') ne '0';
+
+###########################################################################
+# the collector: a forked process on a free loopback port.  Each request
+# is recorded as N.head (time, the mode it was answered in, method, path,
+# headers) and N.body (gunzipped), the head written last; the answer is
+# chosen by the file "mode": ok, 503 or slow.
+
+my @receivers;
+
+END {
+    local $?;
+    for my $rcv (@receivers) {
+        kill 'KILL', $rcv->{pid};
+        waitpid $rcv->{pid}, 0;
+    }
+}
+
+sub receiver {
+    my ($dir) = @_;
+    mkdir $dir;
+    my $port = free_port();
+    my $listen = IO::Socket::INET->new(
+        LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
+        Listen => 16, ReuseAddr => 1) or die "receiver: $!";
+    my $rcv = { dir => $dir, port => $port };
+    set_mode($rcv, 'ok');
+
+    my $parent = $$;
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        $SIG{PIPE} = 'IGNORE';
+        eval { serve($listen, $dir, $parent) };
+        POSIX::_exit(0);
+    }
+    close $listen;
+    $rcv->{pid} = $pid;
+    push @receivers, $rcv;
+    return $rcv;
+}
+
+sub set_mode {
+    my ($rcv, $mode) = @_;
+    spew("$rcv->{dir}/mode", $mode);
+}
+
+# the port closed: connections are refused
+sub kill_receiver {
+    my ($rcv) = @_;
+    kill 'KILL', $rcv->{pid};
+    waitpid $rcv->{pid}, 0;
+    @receivers = grep { $_ != $rcv } @receivers;
+}
+
+sub spew {
+    my ($file, $data) = @_;
+    open my $fh, '>:raw', "$file.tmp" or die "$file: $!";
+    print $fh $data;
+    close $fh;
+    rename "$file.tmp", $file or die "$file: $!";
+}
+
+sub serve {
+    my ($listen, $dir, $parent) = @_;
+    my $n = 0;
+    while (getppid() == $parent) {
+        my $rin = '';
+        vec($rin, fileno($listen), 1) = 1;
+        next unless select(my $rout = $rin, undef, undef, 1);
+        my $c = $listen->accept or next;
+        my $req = read_request($c);
+        if ($req) {
+            my $mode = 'ok';
+            if (open my $fh, '<', "$dir/mode") {
+                $mode = <$fh> // 'ok';
+            }
+            record($dir, ++$n, $req, $mode);
+            answer($c, $mode);
+        }
+        close $c;
+    }
+}
+
+# appends what the peer sends to $$buf; false at its end or the deadline
+sub read_more {
+    my ($c, $buf, $end) = @_;
+    my $rin = '';
+    vec($rin, fileno($c), 1) = 1;
+    my $left = $end - time();
+    return 0 if $left <= 0 || !select(my $rout = $rin, undef, undef, $left);
+    return sysread($c, $$buf, 65536, length $$buf);
+}
+
+sub read_request {
+    my ($c) = @_;
+    my $end = time() + 10;
+    my $buf = '';
+    until ($buf =~ /\r\n\r\n/) {
+        read_more($c, \$buf, $end) or return undef;
+    }
+    my ($head, $body) = split /\r\n\r\n/, $buf, 2;
+    my ($line, @lines) = split /\r\n/, $head;
+    my ($method, $path) = split / /, $line;
+    my %header = map { /^([^:]+):\s*(.*)$/ ? (lc $1 => $2) : () } @lines;
+
+    if (($header{'transfer-encoding'} // '') =~ /chunked/i) {
+        until ($body =~ /(^|\r\n)0\r\n\r\n/) {
+            read_more($c, \$body, $end) or return undef;
+        }
+        my $plain = '';
+        while ($body =~ s/^([0-9a-f]+)[^\r]*\r\n//i && hex $1) {
+            $plain .= substr($body, 0, hex($1) + 2, '');
+            substr($plain, -2) = '';
+        }
+        $body = $plain;
+    } else {
+        while (length $body < ($header{'content-length'} // 0)) {
+            read_more($c, \$body, $end) or return undef;
+        }
+    }
+
+    return { method => $method, path => $path, header => \%header,
+             body => $body };
+}
+
+sub record {
+    my ($dir, $n, $req, $mode) = @_;
+    my $plain;
+    my $gz = gunzip(\$req->{body} => \$plain, Transparent => 0)
+        ? 'ok' : "failed: $GunzipError";
+    spew("$dir/$n.body", $gz eq 'ok' ? $plain : $req->{body});
+    spew("$dir/$n.head", join '',
+         "time " . time() . "\n", "mode $mode\n", "method $req->{method}\n",
+         "path $req->{path}\n", "gunzip $gz\n",
+         map { "header $_: $req->{header}{$_}\n" }
+             sort keys %{$req->{header}});
+}
+
+sub answer {
+    my ($c, $mode) = @_;
+    if ($mode eq '503') {
+        print $c "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+            . "Content-Length: 0\r\nConnection: close\r\n\r\n";
+        return;
+    }
+    sleep 5 if $mode eq 'slow';
+    print $c "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n"
+        . "Content-Length: 0\r\nConnection: close\r\n\r\n";
+}
+
+# the parent's side: the requests recorded so far, oldest first
+sub requests {
+    my ($rcv) = @_;
+    opendir my $d, $rcv->{dir} or return ();
+    my @n = sort { $a <=> $b } map { /^(\d+)\.head$/ ? $1 : () } readdir $d;
+    return map { $rcv->{seen}{$_} //= read_head($rcv, $_) } @n;
+}
+
+sub read_head {
+    my ($rcv, $n) = @_;
+    my %r = (n => $n, header => {});
+    open my $fh, '<', "$rcv->{dir}/$n.head" or die $!;
+    while (my $line = <$fh>) {
+        chomp $line;
+        if ($line =~ /^header ([^:]+): (.*)$/) {
+            $r{header}{$1} = $2;
+        } elsif ($line =~ /^(\w+) (.*)$/) {
+            $r{$1} = $2;
+        }
+    }
+    open $fh, '<:raw', "$rcv->{dir}/$n.body" or die $!;
+    local $/;
+    $r{body} = <$fh> // '';
+    $r{md5} = md5_hex($r{body});
+    return \%r;
+}
+
+# the request decoded, undef (and the reason in {error}) if it is not
+sub profile_of {
+    my ($r) = @_;
+    return $r->{profile} if exists $r->{profile};
+    $r->{profile} = eval { decode_request($r->{body}) };
+    $r->{error} = $@;
+    return $r->{profile};
+}
+
+###########################################################################
+# protobuf, as much as the request needs: varints, fixed64 and fixed32,
+# length-delimited bytes
+
+sub varint {
+    my ($buf, $pos) = @_;
+    my ($v, $shift) = (0, 0);
+    while (1) {
+        die "truncated varint\n" if $$pos >= length $buf;
+        my $b = ord substr($buf, $$pos++, 1);
+        $v |= ($b & 0x7f) << $shift;
+        return $v unless $b & 0x80;
+        $shift += 7;
+        die "varint too long\n" if $shift > 63;
+    }
+}
+
+# [number, wire type, value] of each field, in order
+sub pb_fields {
+    my ($buf) = @_;
+    my ($pos, @f) = (0);
+    while ($pos < length $buf) {
+        my $key = varint($buf, \$pos);
+        my ($num, $wire, $v) = ($key >> 3, $key & 7);
+        if ($wire == 0) {
+            $v = varint($buf, \$pos);
+        } elsif ($wire == 1) {
+            $v = unpack 'Q<', substr($buf, $pos, 8);
+            $pos += 8;
+        } elsif ($wire == 2) {
+            my $len = varint($buf, \$pos);
+            $v = substr($buf, $pos, $len);
+            $pos += $len;
+        } elsif ($wire == 5) {
+            $v = unpack 'V', substr($buf, $pos, 4);
+            $pos += 4;
+        } else {
+            die "wire type $wire at byte $pos\n";
+        }
+        die "field $num runs past its message\n" if $pos > length $buf;
+        push @f, [$num, $wire, $v];
+    }
+    return @f;
+}
+
+# {number => [[wire, value], ...]}
+sub pb_message {
+    my ($buf) = @_;
+    my %m;
+    push @{$m{$_->[0]}}, [$_->[1], $_->[2]] for pb_fields($buf // '');
+    return \%m;
+}
+
+sub all { my ($m, $num) = @_; return map { $_->[1] } @{$m->{$num} // []} }
+sub one { my ($m, $num) = @_; return (all($m, $num))[-1] }
+
+# a repeated number, packed or not
+sub ints {
+    my ($m, $num) = @_;
+    my @v;
+    for my $f (@{$m->{$num} // []}) {
+        my ($wire, $v) = @$f;
+        if ($wire != 2) {
+            push @v, $v;
+            next;
+        }
+        my $pos = 0;
+        push @v, varint($v, \$pos) while $pos < length $v;
+    }
+    return @v;
+}
+
+# the zero value: every field 0 or zero bytes
+sub zero_entry {
+    my ($buf) = @_;
+    return 0 unless defined $buf;
+    for my $f (pb_fields($buf)) {
+        my (undef, $wire, $v) = @$f;
+        return 0 if $wire == 2 ? $v =~ /[^\0]/ : $v != 0;
+    }
+    return 1;
+}
+
+# AnyValue: {s => string_value} or {i => int_value}
+sub any_value {
+    my $m = pb_message($_[0]);
+    return { s => one($m, 1) } if defined one($m, 1);
+    return { i => unpack 'q', pack 'Q', one($m, 3) } if defined one($m, 3);
+    return {};
+}
+
+my @TABLES = qw(mapping location function link string attribute stack);
+
+# ExportProfilesServiceRequest, as a Perl structure
+sub decode_request {
+    my ($body) = @_;
+    my $req = pb_message($body);
+    my @rp = all($req, 1);
+    my $rp = pb_message($rp[0]);
+    my $sp = pb_message(one($rp, 2));
+    my $scope = pb_message(one($sp, 1));
+
+    my $d = pb_message(one($req, 2));
+    my %dict = map { $TABLES[$_ - 1] => [all($d, $_)] } 1 .. 7;
+    my $s = $dict{string};
+
+    my %resource;
+    for my $kv (all(pb_message(one($rp, 1)), 1)) {
+        my $m = pb_message($kv);
+        $resource{one($m, 1)} = any_value(one($m, 2));
+    }
+
+    my $type = sub {
+        my $vt = pb_message($_[0]);
+        return ($s->[one($vt, 1) // 0] // '?') . '/'
+             . ($s->[one($vt, 2) // 0] // '?');
+    };
+
+    my @profiles;
+    for my $buf (all($sp, 2)) {
+        my $p = pb_message($buf);
+        my %attr;
+        for my $i (ints($p, 11)) {
+            my $kv = pb_message($dict{attribute}[$i]);
+            $attr{$s->[one($kv, 1) // 0] // '?'} = any_value(one($kv, 2));
+        }
+        push @profiles, {
+            type => join(',', map { $type->($_) } all($p, 1)),
+            period_type => $type->(one($p, 5)),
+            period => one($p, 6),
+            time => one($p, 3),
+            attr => \%attr,
+            samples => [map {
+                my $m = pb_message($_);
+                [one($m, 1) // 0, [ints($m, 4)]];
+            } all($p, 2)],
+        };
+    }
+
+    return { resource_profiles => scalar @rp, resource => \%resource,
+             scope => { name => one($scope, 1), version => one($scope, 2) },
+             profiles => \@profiles, dict => \%dict };
+}
+
+# the name of the function at the leaf of stack $i (location_indices[0])
+sub leaf {
+    my ($o, $i) = @_;
+    my $d = $o->{dict};
+    my ($loc) = ints(pb_message($d->{stack}[$i]), 1);
+    return '' unless $loc;
+    my ($line) = all(pb_message($d->{location}[$loc]), 3);
+    my $fn = pb_message($d->{function}[one(pb_message($line), 1) // 0]);
+    return $d->{string}[one($fn, 1) // 0] // '';
+}
+
+# what the stacks whose leaf is $func have, in the profile of $type
+sub leaf_sum {
+    my ($o, $type, $func) = @_;
+    my ($p) = grep { $_->{type} eq $type } @{$o->{profiles}};
+    my $sum = 0;
+    for my $s (@{$p ? $p->{samples} : []}) {
+        $sum += $s->[1][0] // 0 if leaf($o, $s->[0]) eq $func;
+    }
+    return $sum;
+}
+
+sub source_of {
+    my ($o) = @_;
+    return $o->{profiles}[0]{attr}{'nginx.malloc.source'}{s} // '';
+}
+
+###########################################################################
+# what nginx says
+
+sub export_state {
+    my ($t) = @_;
+    return $t->get('/malloc/')->{json}{export} // {};
+}
+
+sub metric {
+    my ($t, $name) = @_;
+    my ($v) = $t->get('/malloc/metrics')->{content} =~ /^\Q$name\E (\S+)$/m;
+    return $v;
+}
+
+# the seconds another location takes to answer (99: not a 200)
+sub answer_time {
+    my ($t) = @_;
+    my $start = time();
+    my $r = $t->get('/');
+    return $r->{status} == 200 ? time() - $start : 99;
+}
+
+sub rss_kb {
+    my ($pid) = @_;
+    open my $s, '<', "/proc/$pid/status" or return -1;
+    my ($kb) = join('', <$s>) =~ /^VmRSS:\s+(\d+) kB/m;
+    return $kb // -1;
+}
+
+sub sleep_until {
+    my ($when) = @_;
+    sleep $when - time() if $when > time();
+}
+
+sub warn_lines {
+    my ($text) = @_;
+    return scalar(() = $text =~ /^.*\[warn\].*malloc export.*$/mg);
+}
+
+my $tmp = tempdir('export-XXXXXX', TMPDIR => 1, CLEANUP => !$ENV{TEST_KEEP});
+
+###########################################################################
+# configuration errors
+
+# each [emerg] quotes what it refuses: its hint lists every parameter, so
+# "interval" alone would be found in any of them
+for my $case (
+    ['ftp://x', 'ftp://x'],
+    ['http://', 'http://'],
+    ['http://127.0.0.1:4318 interval=0', 'interval=0'],
+    ['http://127.0.0.1:4318 interval=500ms', 'interval=500ms'],
+    ['http://127.0.0.1:4318 bogus=1', 'bogus=1'],
+    ['http://127.0.0.1:4318 header=NoColon', 'header=NoColon'],
+    ['http://127.0.0.1:4318 attribute=novalue', 'attribute=novalue'],
+    ['http://127.0.0.1:4318 sources=bogus', 'sources=bogus'])
+{
+    my ($args, $bad) = @$case;
+    my ($rc, $out) = MallocTest->new(http => "malloc_export $args;")
+        ->test_conf;
+    isnt($rc, 0, "nginx -t refuses malloc_export $args");
+    like($out, qr/\[emerg\] .*invalid.*"\Q$bad\E"/,
+         "malloc_export $args: the [emerg] names $bad") or diag $out;
+}
+
+{
+    my ($rc, $out) = MallocTest->new(http =>
+        "malloc_threads off; malloc_export http://127.0.0.1:4318;")
+        ->test_conf;
+    isnt($rc, 0, 'nginx -t refuses malloc_export with malloc_threads off');
+    like($out, qr/\[emerg\] .*malloc_export.*malloc_threads/,
+         'malloc_threads off: the [emerg] says malloc_export needs it')
+        or diag $out;
+}
+
+{
+    my $t = MallocTest->new(workers => 1)->start;
+    my $j = $t->get('/malloc/')->{json};
+    ok($j && exists $j->{export} && !defined $j->{export},
+       'without malloc_export the state has "export": null');
+    $t->stop;
+}
+
+###########################################################################
+# a collector that works
+
+my $rcv = receiver("$tmp/a");
+my $port = $rcv->{port};
+my $url = "http://127.0.0.1:$port$PATH";
+
+my $t = MallocTest->new(workers => 2, http => <<"EOF")->start;
+malloc_export http://127.0.0.1:$port interval=2s timeout=2s
+              "header=X-Scope-OrgID:tenant1"
+              attribute=deployment.environment=test;
+EOF
+my $master = $t->master_pid;
+
+# sampling off: nothing is sent
+
+ok(!poll_until(5, sub { scalar requests($rcv) }),
+   'sampling off: the collector gets nothing for 5 s');
+my $e = export_state($t);
+is($e->{url}, $url, 'state: the URL with the OTLP path');
+is($e->{interval}, 2, 'state: the interval');
+is_deeply($e->{sources}, ['interval'], 'state: the sources by default');
+ok(defined $e->{sent} && $e->{sent} == 0 && $e->{failed} == 0,
+   'sampling off: nothing sent, nothing failed');
+ok(exists $e->{last_success} && !defined $e->{last_success},
+   'sampling off: no last success');
+
+# sampling on, 32 MiB held: the merged heap arrives
+
+is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'sampling on');
+is($t->get('/t/alloc?mb=32&block=8')->{json}{kept}, 32, '32 MiB held');
+
+ok(poll_until(10, sub { scalar requests($rcv) }),
+   'sampling on: a request arrives within 10 s');
+my $r;
+ok(poll_until(10, sub {
+    ($r) = grep { my $o = profile_of($_); $o && leaf_sum($o,
+                  'inuse_space/bytes', $HOLD) } requests($rcv);
+}), "and one whose heap has what $HOLD holds") or $r = (requests($rcv))[-1];
+$r //= { header => {}, body => '' };
+
+is($r->{method}, 'POST', 'POST');
+is($r->{path}, $PATH, "path $PATH");
+is($r->{header}{'content-type'}, 'application/x-protobuf',
+   'Content-Type: application/x-protobuf');
+is($r->{header}{'content-encoding'}, 'gzip', 'Content-Encoding: gzip');
+is($r->{gunzip}, 'ok', 'the body gunzips');
+is($r->{header}{'x-scope-orgid'}, 'tenant1', 'the header= header is sent');
+like($r->{header}{'user-agent'} // '', qr{^ngx_http_malloc_module/\d},
+     'User-Agent names the module');
+
+my $o = profile_of($r);
+ok($o && @{$o->{profiles}}, 'the body decodes as protobuf, with profiles')
+    or diag $r->{error};
+$o //= { resource => {}, scope => {}, profiles => [], dict => {} };
+is($o->{resource_profiles}, 1, 'one resource_profiles');
+
+my $res = $o->{resource};
+is($res->{'service.name'}{s}, 'nginx', 'resource: service.name nginx');
+is($res->{'host.name'}{s}, hostname(), 'resource: host.name');
+is($res->{'process.pid'}{i}, $master,
+   'resource: process.pid is the master\'s, an integer');
+is($res->{'process.executable.name'}{s}, 'nginx',
+   'resource: process.executable.name');
+my ($version) = `$MallocTest::NGINX -v 2>&1` =~ m{nginx/(\S+)};
+is($res->{'process.runtime.version'}{s}, $version,
+   'resource: process.runtime.version is nginx\'s');
+is($res->{'deployment.environment'}{s}, 'test',
+   'resource: the attribute= attribute');
+is($o->{scope}{name}, 'ngx_http_malloc_module', 'scope: the module');
+like($o->{scope}{version} // '', qr/^\d+\.\d+\.\d+/, 'scope: its version');
+
+is_deeply([map { $_->{type} } @{$o->{profiles}}],
+          ['inuse_space/bytes', 'inuse_objects/count'],
+          'profiles: inuse_space/bytes, inuse_objects/count');
+ok(!grep({ $_->{period_type} ne 'space/bytes' || !$_->{period} }
+         @{$o->{profiles}}), 'profiles: period type space/bytes, a period');
+ok(!grep({ abs(($_->{time} // 0) / 1e9 - time()) > 60 } @{$o->{profiles}}),
+   'profiles: the time is now');
+is_deeply([map { $_->{attr}{'nginx.malloc.source'}{s} // '' }
+           @{$o->{profiles}}],
+          ['interval', 'interval'],
+          'profiles: nginx.malloc.source = interval');
+
+my $held = leaf_sum($o, 'inuse_space/bytes', $HOLD) / $MB;
+my $heap = held($t->get('/malloc/pprof/heap.json')->{json}, $HOLD);
+ok($held >= 16 && $held <= 64, sprintf('a stack whose leaf is %s holds '
+   . '%.1f MiB of the 32 (heap.json says %.1f)', $HOLD, $held, $heap));
+my $objects = leaf_sum($o, 'inuse_objects/count', $HOLD);
+ok($objects >= 2 && $objects <= 8, "in $objects objects, of 4 blocks");
+
+for my $table (@TABLES) {
+    my $first = $o->{dict}{$table} ? $o->{dict}{$table}[0] : undef;
+    ok($table eq 'string' ? defined $first && $first eq ''
+                          : zero_entry($first),
+       "dictionary: the $table table's entry 0 is the zero value");
+}
+
+SKIP: {
+    skip 'protoc is missing (protobuf-compiler): the body is not read by '
+         . 'protoc --decode_raw', 3
+        unless `sh -c 'command -v protoc'`;
+    spew("$tmp/body.pb", $r->{body});
+    my $raw = `protoc --decode_raw < $tmp/body.pb 2>&1`;
+    is($?, 0, 'protoc --decode_raw reads the body') or diag $raw;
+    like($raw, qr/"\Q$HOLD\E"/, 'protoc: the string table has the held '
+         . 'function');
+    like($raw, qr/"ngx_http_malloc_module"/, 'protoc: and the scope name');
+}
+
+# one request per interval for the whole nginx, not one per worker
+
+my $before = () = requests($rcv);
+sleep 6;
+my @all = requests($rcv);
+my @six = @all[$before .. $#all];
+ok(@six >= 2 && @six <= 4, 'interval=2s with 2 workers: '
+   . scalar(@six) . ' requests in 6 s, one per interval');
+ok(!grep({ my $p = profile_of($_);
+           !$p || ($p->{resource}{'process.pid'}{i} // 0) != $master } @six),
+   'each with the master\'s pid: one series per nginx');
+
+$e = export_state($t);
+ok(($e->{sent} // 0) >= 1, "state: sent $e->{sent}");
+ok(abs(($e->{last_success} // 0) - time()) < 30, 'state: last_success now');
+ok(exists $e->{last_error} && !defined $e->{last_error},
+   'state: last_error null');
+ok(($e->{bytes} // 0) > 0, 'state: bytes sent');
+ok((metric($t, 'nginx_malloc_export_sent_total') // 0) >= 1,
+   'metrics: nginx_malloc_export_sent_total');
+ok((metric($t, 'nginx_malloc_export_last_success_timestamp_seconds') // 0)
+   > time() - 30, 'metrics: the last success\'s time');
+
+# 503: the same request again, after Retry-After; nginx serves meanwhile
+
+set_mode($rcv, '503');
+my $slowest = 0;
+ok(poll_until(10, sub {
+    my $d = answer_time($t);
+    $slowest = $d if $d > $slowest;
+    my $e = export_state($t);
+    $e->{failed} && ($e->{last_error}{reason} // '') =~ /503/;
+}), '503: failed counted, last_error.reason says 503');
+ok(poll_until(10, sub {
+    my %tries;
+    push @{$tries{$_->{md5}}}, $_ for grep { $_->{mode} eq '503' }
+                                         requests($rcv);
+    grep { @$_ >= 2 } values %tries;
+}), '503: the collector sees the same request retried');
+my %tries;
+push @{$tries{$_->{md5}}}, $_->{time}
+    for grep { $_->{mode} eq '503' } requests($rcv);
+my ($again) = grep { @$_ >= 2 } values %tries;
+ok($again && $again->[1] - $again->[0] >= 0.8,
+   sprintf('503: retried after Retry-After: 1 (%.1f s later)',
+           $again ? $again->[1] - $again->[0] : 0));
+ok($slowest < 1, sprintf('503: another location answers at once '
+   . '(%.3f s at most)', $slowest));
+ok((metric($t, 'nginx_malloc_export_failed_total') // 0) > 0,
+   'metrics: nginx_malloc_export_failed_total');
+like($t->log_text, qr/\[warn\] .*malloc export to "[^"]*" failed: .*503/,
+     '503: logged at warn');
+
+my $sent = export_state($t)->{sent} // 0;
+set_mode($rcv, 'ok');
+ok(poll_until(10, sub { (export_state($t)->{sent} // 0) > $sent }),
+   'the collector back: sent grows');
+like($t->log_text, qr/\[notice\] .*malloc export to "[^"]*" works again/,
+     'the collector back: logged at notice');
+
+# slower than timeout=2s: a timeout, and nginx serves meanwhile
+
+my $from = time();
+set_mode($rcv, 'slow');
+$slowest = 0;
+ok(poll_until(12, sub {
+    my $d = answer_time($t);
+    $slowest = $d if $d > $slowest;
+    my $err = export_state($t)->{last_error};
+    $err && ($err->{time} // 0) >= int($from)
+        && ($err->{reason} // '') =~ /time/i;
+}), 'slow collector: last_error.reason says it timed out');
+ok(grep({ $_->{mode} eq 'slow' } requests($rcv)),
+   'slow collector: the request reached it');
+ok($slowest < 1, sprintf('slow collector: another location answers at '
+   . 'once (%.3f s at most)', $slowest));
+
+# stopped with a request in flight
+$t->stop;
+$t->no_alerts;
+kill_receiver($rcv);
+
+###########################################################################
+# a collector that is down: retried, logged once per interval, and no
+# memory grows
+
+my $down = receiver("$tmp/b");
+$t = MallocTest->new(workers => 2, http =>
+    "malloc_export http://127.0.0.1:$down->{port}/otlp/ interval=1s "
+    . "timeout=2s;")->start;
+$t->post('/malloc/prof_active', 'true');
+$t->get('/t/alloc?mb=8&block=8');
+ok(poll_until(10, sub { scalar requests($down) }),
+   'base path: a request arrives');
+is((requests($down))[0]{path}, "/otlp$PATH",
+   'base path: the OTLP path is appended to the URL\'s');
+is(export_state($t)->{url}, "http://127.0.0.1:$down->{port}/otlp$PATH",
+   'base path: state has the whole URL');
+
+kill_receiver($down);
+my $start = time();
+my $offset = length $t->log_text;
+ok(poll_until(5, sub {
+    (export_state($t)->{last_error}{reason} // '') =~ /connect|refused/i;
+}), 'down: last_error.reason says the connection was refused');
+
+my $intervals = $LONG ? 100 : 20;
+my @w = $t->worker_pids;
+sleep_until($start + 10);
+my $failed = export_state($t)->{failed} // 0;
+my %rss0 = map { $_ => rss_kb($_) } @w;
+sleep_until($start + $intervals);
+my %rss1 = map { $_ => rss_kb($_) } @w;
+my $secs = time() - $start;
+
+$e = export_state($t);
+ok(($e->{failed} // 0) > $failed, "down: failed grows ($failed, then "
+   . ($e->{failed} // 'none') . ')');
+ok(defined $e->{queued} && $e->{queued} <= 4,
+   'down: at most 4 requests wait (' . ($e->{queued} // 'none') . ')');
+ok(($e->{dropped} // 0) > 0, 'down: older ones dropped ('
+   . ($e->{dropped} // 'none') . ')');
+for my $pid (@w) {
+    note "down for $intervals intervals of 1 s: worker $pid VmRSS "
+         . "$rss0{$pid} kB after 10, $rss1{$pid} kB after $intervals";
+    ok($rss1{$pid} > 0 && $rss1{$pid} - $rss0{$pid} < 2048,
+       "down: worker $pid does not grow over $intervals intervals ("
+       . ($rss1{$pid} - $rss0{$pid}) . ' kB)');
+}
+ok(answer_time($t) < 1, 'down: another location answers at once');
+
+my $log = substr($t->log_text, $offset);
+my $warns = warn_lines($log);
+ok($warns >= 1 && $warns <= $secs + 2, sprintf('down: %d [warn] lines in '
+   . '%.0f s, at most one per interval', $warns, $secs));
+is(join("\n", grep { /\[(error|alert|crit)\]/ } split /\n/, $log), '',
+   'down: nothing at [error] or above');
+
+$t->stop;
+$t->no_alerts;
+
+###########################################################################
+# sources=schedule: malloc_snapshot's snapshots, and not the live heap
+
+my $sched = receiver("$tmp/c");
+$t = MallocTest->new(workers => 2, http =>
+    "malloc_snapshot interval=1s keep=10;\n"
+    . "malloc_export http://127.0.0.1:$sched->{port} interval=1s "
+    . "sources=schedule;")->start;
+is_deeply(export_state($t)->{sources}, ['schedule'], 'state: the sources');
+$t->post('/malloc/prof_active', 'true');
+$t->get('/t/alloc?mb=8&block=8');
+
+ok(poll_until(10, sub {
+    my @r = grep { profile_of($_) } requests($sched);
+    @r >= 2;
+}), 'sources=schedule: requests arrive');
+my @snaps = map { profile_of($_) // { profiles => [] } } requests($sched);
+is(join(',', grep { $_ ne 'schedule' } map { source_of($_) } @snaps), '',
+   'sources=schedule: every request has nginx.malloc.source = schedule');
+my $name = $snaps[0]{profiles}[0]{attr}{'nginx.malloc.snapshot'}{s} // '';
+like(basename($name), qr/^snapshot-\d{8}T\d{6}Z\.pb\.gz$/,
+     "and nginx.malloc.snapshot names the snapshot: $name");
+ok(grep({ $_->{name} eq basename($name) }
+        @{$t->get('/malloc/snapshots')->{json}{snapshots} // []}),
+   'a snapshot that /malloc/snapshots lists');
+
+$t->stop;
+$t->no_alerts;
+
+done_testing;
