@@ -104,7 +104,7 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=5
 
 test: deps $(MODULE) $(UNIT) fuzz-smoke deb
-	prove -r t
+	TEST_LONG=$${TEST_LONG:-1} prove -r t
 
 # build/dists/: a debootstrap root per release, its logs; .ci/dists.sh
 # says what it does

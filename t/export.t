@@ -31,7 +31,8 @@ my $HOLD = 'ngx_http_malloc_test_hold';
 my $PATH = '/v1development/profiles';
 
 # TEST_LONG set, and not to 0: the collector is down for 100 intervals of
-# 1 s, as the issue asks, instead of 20 (unset keeps the file near a minute)
+# 1 s, as the issue asks, instead of 20; make test sets it, make
+# test-dists does not (unset keeps the file near half a minute)
 my $LONG = ($ENV{TEST_LONG} // '0') ne '0';
 
 ###########################################################################
@@ -472,6 +473,41 @@ for my $case (
 }
 
 ###########################################################################
+# a collector that is down: retried, logged once per interval, and no
+# memory grows.  Its nginx runs beside the cases below, which take about
+# as long as its first intervals; the checks come last.
+
+my $down = receiver("$tmp/b");
+my $td = MallocTest->new(workers => 2, http =>
+    "malloc_export http://127.0.0.1:$down->{port}/otlp/ interval=1s "
+    . "timeout=2s;")->start;
+$td->post('/malloc/prof_active', 'true');
+$td->get('/t/alloc?mb=8&block=8');
+ok(poll_until(10, sub { scalar requests($down) }),
+   'base path: a request arrives');
+is((requests($down))[0]{path}, "/otlp$PATH",
+   'base path: the OTLP path is appended to the URL\'s');
+is(export_state($td)->{url}, "http://127.0.0.1:$down->{port}/otlp$PATH",
+   'base path: state has the whole URL');
+
+kill_receiver($down);
+my $start = time();
+my $offset = length $td->log_text;
+ok(poll_until(5, sub {
+    (export_state($td)->{last_error}{reason} // '') =~ /connect|refused/i;
+}), 'down: last_error.reason says the connection was refused');
+
+my @w = $td->worker_pids;
+my ($failed, %rss0);
+
+# its figures after 10 intervals, whichever case runs then
+sub down_after_10 {
+    return if %rss0 || time() < $start + 10;
+    $failed = export_state($td)->{failed} // 0;
+    %rss0 = map { $_ => rss_kb($_) } @w;
+}
+
+###########################################################################
 # a collector that works
 
 my $rcv = receiver("$tmp/a");
@@ -497,6 +533,8 @@ ok(defined $e->{sent} && $e->{sent} == 0 && $e->{failed} == 0,
    'sampling off: nothing sent, nothing failed');
 ok(exists $e->{last_success} && !defined $e->{last_success},
    'sampling off: no last success');
+
+down_after_10();
 
 # sampling on, 32 MiB held: the merged heap arrives
 
@@ -581,6 +619,8 @@ SKIP: {
     like($raw, qr/"ngx_http_malloc_module"/, 'protoc: and the scope name');
 }
 
+down_after_10();
+
 # one request per interval for the whole nginx, not one per worker
 
 my $before = () = requests($rcv);
@@ -603,6 +643,8 @@ ok((metric($t, 'nginx_malloc_export_sent_total') // 0) >= 1,
    'metrics: nginx_malloc_export_sent_total');
 ok((metric($t, 'nginx_malloc_export_last_success_timestamp_seconds') // 0)
    > time() - 30, 'metrics: the last success\'s time');
+
+down_after_10();
 
 # 503: the same request again, after Retry-After; nginx serves meanwhile
 
@@ -641,6 +683,8 @@ ok(poll_until(10, sub { (export_state($t)->{sent} // 0) > $sent }),
 like($t->log_text, qr/\[notice\] .*malloc export to "[^"]*" works again/,
      'the collector back: logged at notice');
 
+down_after_10();
+
 # slower than timeout=2s: a timeout, and nginx serves meanwhile
 
 my $from = time();
@@ -663,64 +707,7 @@ $t->stop;
 $t->no_alerts;
 kill_receiver($rcv);
 
-###########################################################################
-# a collector that is down: retried, logged once per interval, and no
-# memory grows
-
-my $down = receiver("$tmp/b");
-$t = MallocTest->new(workers => 2, http =>
-    "malloc_export http://127.0.0.1:$down->{port}/otlp/ interval=1s "
-    . "timeout=2s;")->start;
-$t->post('/malloc/prof_active', 'true');
-$t->get('/t/alloc?mb=8&block=8');
-ok(poll_until(10, sub { scalar requests($down) }),
-   'base path: a request arrives');
-is((requests($down))[0]{path}, "/otlp$PATH",
-   'base path: the OTLP path is appended to the URL\'s');
-is(export_state($t)->{url}, "http://127.0.0.1:$down->{port}/otlp$PATH",
-   'base path: state has the whole URL');
-
-kill_receiver($down);
-my $start = time();
-my $offset = length $t->log_text;
-ok(poll_until(5, sub {
-    (export_state($t)->{last_error}{reason} // '') =~ /connect|refused/i;
-}), 'down: last_error.reason says the connection was refused');
-
-my $intervals = $LONG ? 100 : 20;
-my @w = $t->worker_pids;
-sleep_until($start + 10);
-my $failed = export_state($t)->{failed} // 0;
-my %rss0 = map { $_ => rss_kb($_) } @w;
-sleep_until($start + $intervals);
-my %rss1 = map { $_ => rss_kb($_) } @w;
-my $secs = time() - $start;
-
-$e = export_state($t);
-ok(($e->{failed} // 0) > $failed, "down: failed grows ($failed, then "
-   . ($e->{failed} // 'none') . ')');
-ok(defined $e->{queued} && $e->{queued} <= 4,
-   'down: at most 4 requests wait (' . ($e->{queued} // 'none') . ')');
-ok(($e->{dropped} // 0) > 0, 'down: older ones dropped ('
-   . ($e->{dropped} // 'none') . ')');
-for my $pid (@w) {
-    note "down for $intervals intervals of 1 s: worker $pid VmRSS "
-         . "$rss0{$pid} kB after 10, $rss1{$pid} kB after $intervals";
-    ok($rss1{$pid} > 0 && $rss1{$pid} - $rss0{$pid} < 2048,
-       "down: worker $pid does not grow over $intervals intervals ("
-       . ($rss1{$pid} - $rss0{$pid}) . ' kB)');
-}
-ok(answer_time($t) < 1, 'down: another location answers at once');
-
-my $log = substr($t->log_text, $offset);
-my $warns = warn_lines($log);
-ok($warns >= 1 && $warns <= $secs + 2, sprintf('down: %d [warn] lines in '
-   . '%.0f s, at most one per interval', $warns, $secs));
-is(join("\n", grep { /\[(error|alert|crit)\]/ } split /\n/, $log), '',
-   'down: nothing at [error] or above');
-
-$t->stop;
-$t->no_alerts;
+down_after_10();
 
 ###########################################################################
 # sources=schedule: malloc_snapshot's snapshots, and not the live heap
@@ -750,5 +737,42 @@ ok(grep({ $_->{name} eq basename($name) }
 
 $t->stop;
 $t->no_alerts;
+
+###########################################################################
+# the collector that was down, its intervals over
+
+my $intervals = $LONG ? 100 : 20;
+sleep_until($start + 10);
+down_after_10();
+sleep_until($start + $intervals);
+my %rss1 = map { $_ => rss_kb($_) } @w;
+my $secs = time() - $start;
+
+$e = export_state($td);
+ok(($e->{failed} // 0) > $failed, "down: failed grows ($failed, then "
+   . ($e->{failed} // 'none') . ')');
+ok(defined $e->{queued} && $e->{queued} <= 4,
+   'down: at most 4 requests wait (' . ($e->{queued} // 'none') . ')');
+ok(($e->{dropped} // 0) > 0, 'down: older ones dropped ('
+   . ($e->{dropped} // 'none') . ')');
+for my $pid (@w) {
+    note "down for $intervals intervals of 1 s: worker $pid VmRSS "
+         . "$rss0{$pid} kB after 10, $rss1{$pid} kB after $intervals";
+    ok($rss1{$pid} > 0 && $rss1{$pid} - $rss0{$pid} < 2048,
+       "down: worker $pid does not grow over $intervals intervals ("
+       . ($rss1{$pid} - $rss0{$pid}) . ' kB)');
+}
+ok(answer_time($td) < 1, 'down: another location answers at once');
+
+my $log = substr($td->log_text, $offset);
+my $warns = warn_lines($log);
+ok($warns >= 1 && $warns <= $secs + 2, sprintf('down: %d [warn] lines in '
+   . '%.0f s, at most one per interval', $warns, $secs));
+is(join("\n", grep { /\[(error|alert|crit)\]/ } split /\n/, $log), '',
+   'down: nothing at [error] or above');
+
+$td->stop;
+$td->no_alerts;
+
 
 done_testing;
