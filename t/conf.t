@@ -56,10 +56,11 @@ conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
            server => 'malloc_dump_dir /tmp;',
            re => qr/"malloc_dump_dir" directive is not allowed here/);
 
-# docs/directives.md: the examples of malloc_watch and malloc_threads load,
-# and each of their documented errors is nginx's, word for word, from the
-# directive that the error quotes (a directive with nothing to watch: the
-# second malloc_watch error)
+# docs/directives.md: the examples of malloc_watch, malloc_threads and
+# malloc_export load, and each of their documented errors is nginx's,
+# word for word, from the directive that the error quotes (a directive
+# with nothing to watch: the second malloc_watch error; malloc_export
+# without an admin location or without threads: its last two)
 
 {
     open my $fh, '<', "$MallocTest::ROOT/docs/directives.md" or die $!;
@@ -72,6 +73,16 @@ conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
         },
         malloc_threads => sub {
             $_[0] =~ /invalid value "([^"]+)"/ && "malloc_threads $1;";
+        },
+        malloc_export => sub {
+            my $url = 'http://127.0.0.1:4318';
+            return $_[0] =~ /invalid URL "([^"]+)"/
+                   ? "malloc_export $1;"
+                 : $_[0] =~ /invalid parameter "([^"]+)"/
+                   ? "malloc_export $url $1;"
+                 : $_[0] =~ /malloc_admin/
+                   ? { admin => undef, http => "malloc_export $url;" }
+                 : "malloc_threads off; malloc_export $url;";
         },
     );
 
@@ -89,7 +100,9 @@ conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
             or diag $out;
 
         for my $emerg (@emerg) {
-            ($rc, $out) = MallocTest->new(http => $bad{$name}->($emerg))
+            my $conf = $bad{$name}->($emerg);
+            ($rc, $out) = MallocTest->new(ref $conf ? %$conf
+                                                    : (http => $conf))
                 ->test_conf;
             like($out, qr/\Q$emerg\E/,
                  "directives.md: \"$emerg\", word for word") or diag $out;
