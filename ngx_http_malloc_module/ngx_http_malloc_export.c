@@ -759,10 +759,11 @@ static void
 ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
     ngx_uint_t busy)
 {
-    char                      **paths;
-    ngx_uint_t                  n;
-    ngx_http_malloc_job_t      *job;
-    ngx_http_malloc_export_t   *ex;
+    char                            **paths;
+    ngx_uint_t                        n;
+    ngx_http_malloc_job_t            *job;
+    ngx_http_malloc_export_t         *ex;
+    ngx_http_malloc_export_state_t    delta;
 
     ex = co->data;
     ex->collecting = 0;
@@ -775,6 +776,14 @@ ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
     paths = ngx_http_malloc_export_dumps(ex, &n);
 
     if (paths == NULL) {
+        /* a full disk, say: what would have been sent is not */
+        ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
+        delta.dropped = 1;
+        delta.last_error = ngx_time();
+        (void) ngx_cpystrn(delta.reason, (u_char *) "no worker could dump "
+                           "its heap (see the error log)",
+                           NGX_HTTP_MALLOC_EXPORT_REASON);
+        ngx_http_malloc_board_export_add(ex->mmcf, &delta);
         return;
     }
 
