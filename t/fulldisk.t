@@ -202,4 +202,37 @@ for my $format ('heap', 'pprof') {
     $t->stop;
 }
 
+# malloc_export on a full disk: the interval's profile is dropped, with
+# why, no dump is left, and with room again the export goes on (to a
+# collector that is not there: the next failure is the connection's)
+
+{
+    my $port = MallocTest::free_port();
+    my $t = server(http => "malloc_export http://127.0.0.1:$port "
+                           . 'interval=1s timeout=1s;');
+    my $dir = $t->dump_dir;
+    my $state = sub { $t->get('/malloc/')->{json}{export} // {} };
+
+    $t->post('/malloc/prof_active', 'true');
+    $t->get('/t/alloc?mb=8') for 1 .. 4;
+    fill($dir, 8192);
+
+    ok(poll_until(10, sub {
+        ($state->()->{last_error}{reason} // '') =~ /no worker could dump/;
+    }), 'export on a full disk: last_error says no worker could dump')
+        or diag explain $state->();
+    ok(($state->()->{dropped} // 0) >= 1, 'and the profile is dropped');
+    is(join(' ', names($dir)), '', 'export: no dump left on the disk');
+
+    unlink "$dir/filler";
+    ok(poll_until(10, sub {
+        ($state->()->{last_error}{reason} // '') =~ /connect/;
+    }), 'with room again the export goes on, to the next failure')
+        or diag explain $state->();
+    is(join(' ', names($dir)), '', 'export: still no dump left');
+
+    $t->stop;
+    $t->no_alerts;
+}
+
 done_testing;
