@@ -7,7 +7,8 @@
 # at all (killed).  The bodies are read with a protobuf reader written
 # below, and once with protoc --decode_raw.  A collector that fails is
 # retried, logged once per interval, shown in the state and the metrics,
-# and costs neither the other requests' time nor memory.
+# and costs neither the other requests' time nor memory.  Over https the
+# collector's certificate is checked.
 
 use strict;
 use warnings;
@@ -737,6 +738,89 @@ ok(grep({ $_->{name} eq basename($name) }
 
 $t->stop;
 $t->no_alerts;
+
+down_after_10();
+
+###########################################################################
+# https: nginx's own TLS, a certificate checked against ca= and the URL's
+# host.  The collector is this receiver behind a TLS server of the same
+# nginx (proxy_pass), so the exchange is nginx's TLS client against
+# nginx's TLS server.
+
+SKIP: {
+    skip 'https: no openssl command to make a certificate', 11
+        unless `sh -c 'command -v openssl'`;
+    skip 'https: this nginx has no http_ssl_module', 11
+        unless `$MallocTest::NGINX -V 2>&1` =~ /--with-http_ssl_module/;
+
+    # a certificate for 127.0.0.1 (the name nginx checks), and one for
+    # another name
+    for my $cn ('127.0.0.1', 'other.example') {
+        system("openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
+               . "-subj /CN=$cn -addext subjectAltName=DNS:$cn "
+               . "-keyout $tmp/$cn.key -out $tmp/$cn.pem >/dev/null 2>&1")
+            == 0 or die "openssl req for $cn failed";
+    }
+
+    my $tls = receiver("$tmp/tls");
+    my %case = (
+        trusted => ['127.0.0.1', " ca=$tmp/127.0.0.1.pem"],
+        system => ['127.0.0.1', ''],
+        name => ['other.example', " ca=$tmp/other.example.pem"],
+    );
+    my %n;
+    for my $k (sort keys %case) {
+        my ($cn, $ca) = @{$case{$k}};
+        my $sport = free_port();
+        $n{$k} = MallocTest->new(workers => 1, http => <<"EOF")->start;
+malloc_export https://127.0.0.1:$sport interval=1s timeout=2s$ca;
+server {
+    listen 127.0.0.1:$sport ssl;
+    ssl_certificate $tmp/$cn.pem;
+    ssl_certificate_key $tmp/$cn.key;
+    location / {
+        proxy_pass http://127.0.0.1:$tls->{port};
+    }
+}
+EOF
+        $n{$k}->post('/malloc/prof_active', 'true');
+        $n{$k}->get('/t/alloc?mb=8&block=8');
+    }
+
+    ok(poll_until(10, sub { (export_state($n{trusted})->{sent} // 0) >= 1 }),
+       'https: the collector whose certificate ca= trusts gets the heap');
+    my $req;
+    ok(poll_until(10, sub {
+        ($req) = grep { profile_of($_)
+                        && leaf_sum(profile_of($_), 'inuse_space/bytes',
+                                    'ngx_http_malloc_test_hold') > 0 }
+                 requests($tls);
+        $req;
+    }), 'https: a request holds the test module\'s function');
+    is($req && $req->{path}, $PATH, 'https: at the OTLP path, through TLS');
+    like(export_state($n{trusted})->{url}, qr{^https://127\.0\.0\.1:\d+$PATH$},
+         'https: the state shows the https URL');
+
+    ok(poll_until(10, sub {
+        (export_state($n{system})->{last_error}{reason} // '')
+            =~ /certificate is not trusted/;
+    }), 'https: a self-signed certificate without ca= is not trusted')
+        or diag explain export_state($n{system});
+    is(export_state($n{system})->{sent}, 0, 'https: and nothing is sent');
+
+    ok(poll_until(10, sub {
+        (export_state($n{name})->{last_error}{reason} // '')
+            =~ /certificate is not for "127\.0\.0\.1"/;
+    }), 'https: a trusted certificate for another name is refused')
+        or diag explain export_state($n{name});
+    is(export_state($n{name})->{sent}, 0, 'https: and nothing is sent');
+
+    for my $t (values %n) {
+        $t->stop;
+        $t->no_alerts;
+    }
+    kill_receiver($tls);
+}
 
 ###########################################################################
 # the collector that was down, its intervals over
