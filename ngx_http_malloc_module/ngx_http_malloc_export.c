@@ -42,6 +42,13 @@
 #define NGX_HTTP_MALLOC_EXPORT_ANSWER   2048       /* of an answer read */
 #define NGX_HTTP_MALLOC_EXPORT_DUMPS    5000       /* ms for the dumps */
 #define NGX_HTTP_MALLOC_EXPORT_ATTRS    10         /* the operator's */
+
+/* the connection speaks TLS already (handshaken or shaking hands) */
+#if (NGX_HTTP_SSL)
+#define ngx_http_malloc_export_tls(c)   ((c)->ssl != NULL)
+#else
+#define ngx_http_malloc_export_tls(c)   0
+#endif
 #define NGX_HTTP_MALLOC_EXPORT_RESOURCE (6 + NGX_HTTP_MALLOC_EXPORT_ATTRS)
 
 
@@ -1305,7 +1312,7 @@ ngx_http_malloc_export_write(ngx_event_t *wev)
     ex = c->data;
     job = ex->sending;
 
-    if (ex->written == 0 && c->ssl == NULL) {
+    if (ex->written == 0 && !ngx_http_malloc_export_tls(c)) {
         if (ngx_http_malloc_export_connected(c) != NGX_OK) {
             return;
         }
@@ -1473,7 +1480,7 @@ ngx_http_malloc_export_read(ngx_event_t *rev)
 
     /* an error on the socket wakes the reader first: say which */
 
-    if (ex->written == 0 && c->ssl == NULL) {
+    if (ex->written == 0 && !ngx_http_malloc_export_tls(c)) {
         if (ngx_http_malloc_export_connected(c) == NGX_OK) {
             (void) ngx_handle_read_event(rev, 0);
         }
