@@ -1201,6 +1201,9 @@ ngx_http_malloc_export_connect(ngx_http_malloc_export_t *ex,
     ngx_connection_t  *c;
 
     if (ngx_http_malloc_export_request(ex, job) != NGX_OK) {
+        /* out of memory for its head: the next one may fare better */
+        ngx_http_malloc_export_remove(ex, job, 1);
+        ngx_add_timer(&ex->retry, 1000);
         return;
     }
 
