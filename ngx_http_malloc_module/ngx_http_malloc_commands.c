@@ -135,13 +135,10 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 static json_t *
 ngx_http_malloc_generations(ngx_http_request_t *r)
 {
-    u_char                       *p;
     json_t                       *list, *g;
-    ngx_tm_t                      tm;
     ngx_uint_t                    i, n, prev;
     ngx_http_malloc_main_conf_t  *mmcf;
     ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
-    u_char                        time[32];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
@@ -153,20 +150,12 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
     }
 
     for (i = 0; i < n; i++) {
-        ngx_gmtime(gens[i].time, &tm);
-
-        p = ngx_snprintf(time, sizeof(time) - 1,
-                         "%4d-%02d-%02dT%02d:%02d:%02dZ", tm.ngx_tm_year,
-                         tm.ngx_tm_mon, tm.ngx_tm_mday, tm.ngx_tm_hour,
-                         tm.ngx_tm_min, tm.ngx_tm_sec);
-        *p = '\0';
-
         prev = (i + 1 < n
                 && gens[i + 1].generation == gens[i].generation - 1);
 
-        g = json_pack("{s:I, s:s, s:I, s:o, s:o, s:b, s:o, s:o}",
+        g = json_pack("{s:I, s:o, s:I, s:o, s:o, s:b, s:o, s:o}",
                       "generation", (json_int_t) gens[i].generation,
-                      "time", (char *) time,
+                      "time", ngx_http_malloc_time_json(gens[i].time),
                       "allocated", (json_int_t) gens[i].allocated,
                       "growth",
                       prev ? json_integer((json_int_t) gens[i].allocated

@@ -15,7 +15,8 @@
  * failure is logged at most once an interval, at warn.
  *
  * Owns: this process's queue of requests and its connection.  Calls:
- * board (the counts), wait (the collection), threads, and the pure core
+ * board (the counts), wait (the collection), reply (times in JSON),
+ * threads, and the pure core
  * (pipeline, path, symbol, arena).  Reached by module (the directive, init), schedule
  * (snapshots written) and commands (GET /).
  */
@@ -30,6 +31,7 @@
 #include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_path.h"
@@ -1774,7 +1776,7 @@ ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
     if (st.last_error != 0) {
         err = json_object();
         json_object_set_new(err, "time",
-                            json_integer((json_int_t) st.last_error));
+                            ngx_http_malloc_time_json(st.last_error));
         json_object_set_new(err, "reason",
                             json_string((char *) st.reason));
     }
@@ -1793,7 +1795,7 @@ ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
     json_object_set_new(json, "bytes", json_integer((json_int_t) st.bytes));
     json_object_set_new(json, "last_success",
                         st.last_success
-                        ? json_integer((json_int_t) st.last_success)
+                        ? ngx_http_malloc_time_json(st.last_success)
                         : json_null());
     json_object_set_new(json, "last_error", err);
 

@@ -987,3 +987,22 @@ ngx_http_malloc_master_json(ngx_http_malloc_main_conf_t *mmcf,
 
     return j;
 }
+
+
+json_t *
+ngx_http_malloc_time_json(time_t t)
+{
+    u_char    *p;
+    ngx_tm_t   tm;
+    u_char     text[sizeof("2026-12-01T03:43:08Z")];
+
+    ngx_gmtime(t, &tm);
+
+    p = ngx_snprintf(text, sizeof(text) - 1,
+                     "%4d-%02d-%02dT%02d:%02d:%02dZ", tm.ngx_tm_year,
+                     tm.ngx_tm_mon, tm.ngx_tm_mday, tm.ngx_tm_hour,
+                     tm.ngx_tm_min, tm.ngx_tm_sec);
+    *p = '\0';
+
+    return json_string((char *) text);
+}

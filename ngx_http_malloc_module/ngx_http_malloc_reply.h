@@ -35,6 +35,9 @@ ngx_uint_t ngx_http_malloc_gzip_accepted(ngx_http_request_t *r);
 ngx_int_t ngx_http_malloc_gzipped(ngx_http_request_t *r, ngx_uint_t gzipped);
 ngx_int_t ngx_http_malloc_unusable(ngx_http_request_t *r, json_t *json);
 json_t *ngx_http_malloc_jemalloc_json(void);
+
+/* a time as the API writes times: "2026-12-01T03:43:08Z" */
+json_t *ngx_http_malloc_time_json(time_t t);
 json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,
     ngx_uint_t state);
 ngx_int_t ngx_http_malloc_results(ngx_http_request_t *r,

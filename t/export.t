@@ -22,6 +22,7 @@ use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use POSIX ();
+use Time::Local qw(timegm);
 use Sys::Hostname qw(hostname);
 use Test::More;
 use Time::HiRes qw(sleep time);
@@ -394,6 +395,14 @@ sub source_of {
 ###########################################################################
 # what nginx says
 
+# an API time, "2026-12-01T03:43:08Z", in seconds; 0: none or not one
+sub iso_time {
+    my ($text) = @_;
+    my @f = ($text // '') =~ /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z$/
+        or return 0;
+    return timegm($f[5], $f[4], $f[3], $f[2], $f[1] - 1, $f[0]);
+}
+
 sub export_state {
     my ($t) = @_;
     return $t->get('/malloc/')->{json}{export} // {};
@@ -636,7 +645,8 @@ ok(!grep({ my $p = profile_of($_);
 
 $e = export_state($t);
 ok(($e->{sent} // 0) >= 1, "state: sent $e->{sent}");
-ok(abs(($e->{last_success} // 0) - time()) < 30, 'state: last_success now');
+ok(abs(iso_time($e->{last_success}) - time()) < 30,
+   "state: last_success now, as the API writes times: $e->{last_success}");
 ok(exists $e->{last_error} && !defined $e->{last_error},
    'state: last_error null');
 ok(($e->{bytes} // 0) > 0, 'state: bytes sent');
@@ -695,7 +705,7 @@ ok(poll_until(12, sub {
     my $d = answer_time($t);
     $slowest = $d if $d > $slowest;
     my $err = export_state($t)->{last_error};
-    $err && ($err->{time} // 0) >= int($from)
+    $err && iso_time($err->{time}) >= int($from)
         && ($err->{reason} // '') =~ /time/i;
 }), 'slow collector: last_error.reason says it timed out');
 ok(grep({ $_->{mode} eq 'slow' } requests($rcv)),
