@@ -37,8 +37,8 @@
 
 static ngx_http_malloc_map_t  maps[] = {
     { 0x30, 0x50, 0, "/usr/sbin/nginx", NULL, 0, -1 },
-    { 0x20, 0x30, 0, "/usr/lib/nginx/modules/ngx_http_lua_module.so", NULL,
-      0, -1 },
+    { 0x20, 0x30, 0, "/usr/lib/nginx/modules/ngx_http_lua_module.so",
+      "cafe01", 0, -1 },
     { 0x10, 0x20, 0, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, -1 }
 };
 
@@ -455,6 +455,24 @@ test_pprof(void)
     }
 
     ok(same, "pprof: each name in the same file, of the same kind");
+
+    /* the build ids, for OTLP's mappings: from the maps, and read back */
+
+    same = (a.nfiles == 3 && b.nfiles == 3);
+
+    for (i = 0; same && i < 3; i++) {
+        k = (strstr(a.files[i].path, "lua") != NULL);
+        same &= k ? (a.files[i].build_id != NULL
+                     && strcmp(a.files[i].build_id, "cafe01") == 0)
+                  : (a.files[i].build_id == NULL);
+        k = (strstr(b.files[i].path, "lua") != NULL);
+        same &= k ? (b.files[i].build_id != NULL
+                     && strcmp(b.files[i].build_id, "cafe01") == 0)
+                  : (b.files[i].build_id == NULL);
+    }
+
+    ok(same, "pprof: the module's build id, from the maps and read back; "
+       "none for the others");
 
     /* read twice: the stacks merge, the values add up */
 
