@@ -752,6 +752,61 @@ $t->no_alerts;
 down_after_10();
 
 ###########################################################################
+# sources=watch,reload: malloc_watch's snapshot of a growth and the
+# master's heap after a reload, each pushed once it is written; the live
+# heap is not, though its interval is short
+
+my $kinds = receiver("$tmp/d");
+$t = MallocTest->new(workers => 2, http =>
+    "malloc_test_leak 4m;\nmalloc_watch growth=16m sample=1h;\n"
+    . "malloc_export http://127.0.0.1:$kinds->{port} interval=1s "
+    . "sources=watch,reload;")->start;
+is_deeply(export_state($t)->{sources}, ['watch', 'reload'],
+          'state: the sources, watch and reload');
+$t->post('/malloc/prof_active', 'true');
+ok(!poll_until(3, sub { scalar requests($kinds) }),
+   'sources=watch,reload: no live heap, with sampling on');
+
+sub pushed_as {
+    my ($rcv, $source) = @_;
+    return grep { source_of($_) eq $source }
+           map { profile_of($_) // { profiles => [] } } requests($rcv);
+}
+
+$t->get('/t/alloc?mb=24&block=8');
+my @watch;
+ok(poll_until(10, sub { @watch = pushed_as($kinds, 'watch') }),
+   'sources=watch: the growth snapshot is pushed');
+my $grew = leaf_sum($watch[0], 'inuse_space/bytes', $HOLD) / $MB;
+ok($grew >= 12 && $grew <= 48,
+   sprintf('and holds the growth: %.1f MiB in %s, of 24', $grew, $HOLD));
+$name = $watch[0]{profiles}[0]{attr}{'nginx.malloc.snapshot'}{s} // '';
+like(basename($name), qr/\.growth\.\d+\.pb\.gz$/,
+     "and nginx.malloc.snapshot names it: $name");
+
+# the first reload turns the master's sampling on, the second is sampled
+# and keeps the test module's 4 MiB
+$t->reload for 1 .. 2;
+my @reload;
+ok(poll_until(15, sub {
+    @reload = grep { ($_->{profiles}[0]{attr}{'nginx.malloc.snapshot'}{s}
+                      // '') =~ /\.reload\.3\.heap$/ }
+                   pushed_as($kinds, 'reload');
+}), 'sources=reload: the master\'s heap after the reload is pushed');
+my $leak = leaf_sum($reload[0], 'inuse_space/bytes',
+                    'ngx_http_malloc_test_leak') / $MB;
+ok($leak >= 2 && $leak <= 8,
+   sprintf('and holds what the reload leaked: %.1f MiB, of 4', $leak));
+is($reload[0] && $reload[0]{resource}{'process.pid'}{i}, $t->master_pid,
+   'with the master\'s pid');
+is(scalar(pushed_as($kinds, 'interval')), 0, 'and no live heap was sent');
+
+$t->stop;
+$t->no_alerts;
+
+down_after_10();
+
+###########################################################################
 # https: nginx's own TLS, a certificate checked against ca= and the URL's
 # host.  The collector is this receiver behind a TLS server of the same
 # nginx (proxy_pass), so the exchange is nginx's TLS client against
