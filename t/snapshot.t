@@ -127,9 +127,17 @@ ok(poll_until(10, sub { starts($t) >= $before + 2 }),
 @dup = grep { $seen{$_}++ } starts($t);
 is("@dup", '', 'still one snapshot per time after the reload');
 
-# an unwritable directory: logged once, retried, recovered
+# an unwritable directory: logged once, retried, recovered.  It is made
+# unwritable between snapshots, with profiling off: a dump that it caught
+# between creating its temporary file and linking it could remove that
+# file no more, and the sweep takes it only once it is 5 minutes old
 
+$t->post('/malloc/prof_active', 'false');
+sleep 1;
+ok(poll_until(5, sub { !grep(/\.tmp$/, glob("$dir/.*")) }),
+   'profiling off: no dump under way');
 chmod 0500, $dir;
+$t->post('/malloc/prof_active', 'true');
 my $count = () = starts($t);
 ok(poll_until(10, sub { starts($t) >= $count + 3 }), 'retried');
 my @failed = $t->log_text =~ /heap snapshot \S+ failed/g;
