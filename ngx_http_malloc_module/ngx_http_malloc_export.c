@@ -16,9 +16,9 @@
  *
  * Owns: this process's queue of requests and its connection.  Calls:
  * board (the counts), wait (the collection), reply (times in JSON),
- * threads, and the pure core
- * (pipeline, path, symbol, arena).  Reached by module (the directive, init), schedule
- * (snapshots written) and commands (GET /).
+ * threads, and the pure core (pipeline, path, symbol, arena).  Reached
+ * by module (the directive, init), schedule (snapshots written) and
+ * commands (GET /).
  */
 
 

@@ -26,7 +26,7 @@ use Time::Local qw(timegm);
 use Sys::Hostname qw(hostname);
 use Test::More;
 use Time::HiRes qw(sleep time);
-use MallocTest qw(poll_until free_port held);
+use MallocTest qw(poll_until free_port held rss_kb);
 
 my $MB = 1024 * 1024;
 my $HOLD = 'ngx_http_malloc_test_hold';
@@ -392,6 +392,17 @@ sub source_of {
     return $o->{profiles}[0]{attr}{'nginx.malloc.source'}{s} // '';
 }
 
+# the requests decoded, oldest first; one that is not: no profiles
+sub pushed {
+    my ($rcv) = @_;
+    return map { profile_of($_) // { profiles => [] } } requests($rcv);
+}
+
+sub pushed_as {
+    my ($rcv, $source) = @_;
+    return grep { source_of($_) eq $source } pushed($rcv);
+}
+
 ###########################################################################
 # what nginx says
 
@@ -408,6 +419,19 @@ sub export_state {
     return $t->get('/malloc/')->{json}{export} // {};
 }
 
+# a started nginx of two workers that pushes $sources to $rcv every second,
+# with $http before it, and samples
+sub exporting {
+    my ($rcv, $http, $sources) = @_;
+    my $t = MallocTest->new(workers => 2, http => $http
+        . "malloc_export http://127.0.0.1:$rcv->{port} interval=1s "
+        . "sources=$sources;")->start;
+    is_deeply(export_state($t)->{sources}, [split /,/, $sources],
+              "state: the sources, $sources");
+    $t->post('/malloc/prof_active', 'true');
+    return $t;
+}
+
 sub metric {
     my ($t, $name) = @_;
     my ($v) = $t->get('/malloc/metrics')->{content} =~ /^\Q$name\E (\S+)$/m;
@@ -420,13 +444,6 @@ sub answer_time {
     my $start = time();
     my $r = $t->get('/');
     return $r->{status} == 200 ? time() - $start : 99;
-}
-
-sub rss_kb {
-    my ($pid) = @_;
-    open my $s, '<', "/proc/$pid/status" or return -1;
-    my ($kb) = join('', <$s>) =~ /^VmRSS:\s+(\d+) kB/m;
-    return $kb // -1;
 }
 
 sub sleep_until {
@@ -724,19 +741,14 @@ down_after_10();
 # sources=schedule: malloc_snapshot's snapshots, and not the live heap
 
 my $sched = receiver("$tmp/c");
-$t = MallocTest->new(workers => 2, http =>
-    "malloc_snapshot interval=1s keep=10;\n"
-    . "malloc_export http://127.0.0.1:$sched->{port} interval=1s "
-    . "sources=schedule;")->start;
-is_deeply(export_state($t)->{sources}, ['schedule'], 'state: the sources');
-$t->post('/malloc/prof_active', 'true');
+$t = exporting($sched, "malloc_snapshot interval=1s keep=10;\n", 'schedule');
 $t->get('/t/alloc?mb=8&block=8');
 
 ok(poll_until(10, sub {
     my @r = grep { profile_of($_) } requests($sched);
     @r >= 2;
 }), 'sources=schedule: requests arrive');
-my @snaps = map { profile_of($_) // { profiles => [] } } requests($sched);
+my @snaps = pushed($sched);
 is(join(',', grep { $_ ne 'schedule' } map { source_of($_) } @snaps), '',
    'sources=schedule: every request has nginx.malloc.source = schedule');
 my $name = $snaps[0]{profiles}[0]{attr}{'nginx.malloc.snapshot'}{s} // '';
@@ -757,21 +769,10 @@ down_after_10();
 # heap is not, though its interval is short
 
 my $kinds = receiver("$tmp/d");
-$t = MallocTest->new(workers => 2, http =>
-    "malloc_test_leak 4m;\nmalloc_watch growth=16m sample=1h;\n"
-    . "malloc_export http://127.0.0.1:$kinds->{port} interval=1s "
-    . "sources=watch,reload;")->start;
-is_deeply(export_state($t)->{sources}, ['watch', 'reload'],
-          'state: the sources, watch and reload');
-$t->post('/malloc/prof_active', 'true');
+$t = exporting($kinds, "malloc_test_leak 4m;\n"
+               . "malloc_watch growth=16m sample=1h;\n", 'watch,reload');
 ok(!poll_until(3, sub { scalar requests($kinds) }),
    'sources=watch,reload: no live heap, with sampling on');
-
-sub pushed_as {
-    my ($rcv, $source) = @_;
-    return grep { source_of($_) eq $source }
-           map { profile_of($_) // { profiles => [] } } requests($rcv);
-}
 
 $t->get('/t/alloc?mb=24&block=8');
 my @watch;

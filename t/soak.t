@@ -19,7 +19,7 @@ use HTTP::Tiny;
 use POSIX ();
 use Test::More;
 use Time::HiRes qw(sleep time);
-use MallocTest qw(poll_until);
+use MallocTest qw(poll_until rss_kb);
 
 my $secs = $ENV{SOAK_TIME} || 15;
 
@@ -59,13 +59,6 @@ sub wrk {
     my @cmd = ('wrk', '-t1', '-c16', "-d${d}s", '-s', $lua, $t->url('/'));
     open my $p, '-|', @cmd or die "wrk: $!";
     return $p;
-}
-
-sub rss {
-    my ($pid) = @_;
-    open my $s, '<', "/proc/$pid/status" or return -1;
-    my ($kb) = join('', <$s>) =~ /^VmRSS:\s+(\d+) kB/m;
-    return $kb // -1;
 }
 
 sub fds {
@@ -141,7 +134,7 @@ ok(poll_until(5, sub {
 }), "workers idle, fds $last");
 
 my %fds0 = map { $_ => fds($_) } @w;
-my %rss0 = map { $_ => rss($_) } @w;
+my %rss0 = map { $_ => rss_kb($_) } @w;
 my $stats0 = $t->get('/malloc/stats')->{json};
 
 # the soak: wrk in the background, writes here, reads in a child
@@ -215,8 +208,8 @@ ok(settle(), 'profiling off again');
 for my $pid (@w) {
     ok(poll_until(5, sub { fds($pid) <= $fds0{$pid} }),
        "worker $pid: fds back to $fds0{$pid}") or diag 'now ' . fds($pid);
-    my $grew = rss($pid) - $rss0{$pid};
-    note "worker $pid: VmRSS $rss0{$pid} kB, then " . rss($pid) . " kB";
+    my $grew = rss_kb($pid) - $rss0{$pid};
+    note "worker $pid: VmRSS $rss0{$pid} kB, then " . rss_kb($pid) . " kB";
     ok($grew < 2048 || $grew < $rss0{$pid} / 10,
        "worker $pid: resident memory did not grow ($grew kB)");
 }

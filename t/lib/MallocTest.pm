@@ -18,7 +18,8 @@ use POSIX qw(WNOHANG);
 use Test::More;
 use Time::HiRes qw(sleep time);
 
-our @EXPORT_OK = qw(json_decode poll_until free_port alive held frames);
+our @EXPORT_OK = qw(json_decode poll_until free_port alive held frames
+                    rss_kb);
 
 our $ROOT = abs_path(dirname(__FILE__) . '/../..');
 our $NGINX = $ENV{TEST_NGINX_BINARY} || '/usr/sbin/nginx';
@@ -68,6 +69,14 @@ sub frames {
         $n = $up ? $n - $up : undef;
     }
     return @names;
+}
+
+# the resident memory of process $pid, in kB; -1 when it is gone
+sub rss_kb {
+    my ($pid) = @_;
+    open my $s, '<', "/proc/$pid/status" or return -1;
+    my ($kb) = join('', <$s>) =~ /^VmRSS:\s+(\d+) kB/m;
+    return $kb // -1;
 }
 
 # MiB that the stacks allocating in $func hold in a heap.json answer, in
