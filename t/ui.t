@@ -97,7 +97,9 @@ SKIP: {
     my %frame = frames($dom);
     ok($frame{ngx_http_malloc_test_hold},
        'browser: the holding function is a frame, as text');
-    like($frame{ngx_http_malloc_test_hold} // '', qr/4[789]\.\d MiB, 100(\.0)?%/,
+    # sampled: another stack caught once is half a MiB, 1% of the heap
+    like($frame{ngx_http_malloc_test_hold} // '',
+         qr/4[789]\.\d MiB, (100(\.0)?|9[89]\.\d)%/,
          'browser: with its bytes and share');
     like($dom, qr/<button[^>]*id="start"/, 'browser: write=on: start');
     like($dom, qr/<button[^>]*id="stop"/, 'browser: write=on: stop');
