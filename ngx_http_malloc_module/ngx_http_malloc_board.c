@@ -10,8 +10,9 @@
  * dumps.
  *
  * Owns: the zone's layout, the eventfds, the once-a-second timer.  Calls:
- * the jemalloc wrapper (the first desired state), and up only through the
- * hooks that were registered with ngx_http_malloc_board_hook().
+ * the pure ring (when an entry is spent), the jemalloc wrapper (the first
+ * desired state), and up only through the hooks that were registered
+ * with ngx_http_malloc_board_hook().
  */
 
 
@@ -25,29 +26,17 @@
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_ring.h"
 
-
-/* a command nobody waits for (a duration's end, an older generation's) */
-#define NGX_HTTP_MALLOC_NO_POSTER    NGX_MAX_PROCESSES
 
 #define NGX_HTTP_MALLOC_HOOKS        4
 
 
+/*
+ * written only by its worker; its pid, generation, the last command it
+ * saw and when it last published are its peer in the ring
+ */
 typedef struct {
-    ngx_uint_t                  seq;
-    ngx_uint_t                  poster;     /* the worker that waits */
-    ngx_pid_t                   pid;        /* its pid */
-    ngx_uint_t                  closed;     /* nobody waits any more */
-    ngx_http_malloc_cmd_t       cmd;
-} ngx_http_malloc_entry_t;
-
-
-/* written only by its worker */
-typedef struct {
-    ngx_pid_t                   pid;
-    ngx_uint_t                  generation;
-    ngx_uint_t                  applied;    /* last command seen */
-    ngx_msec_t                  published;  /* of the figures below */
     ngx_uint_t                  prof_active;
     ngx_uint_t                  lg_sample;
     ngx_http_malloc_je_stats_t  stats;
@@ -58,9 +47,10 @@ typedef struct {
 
 
 typedef struct {
-    ngx_uint_t                  generation;  /* bumped by every cycle */
-    ngx_uint_t                  workers;     /* of that cycle */
-    ngx_uint_t                  seq;         /* of the last command */
+    ngx_http_malloc_ring_t      ring;        /* the commands, the workers
+                                                of the generation (bumped
+                                                by every cycle) */
+    ngx_http_malloc_cmd_t       cmds[NGX_HTTP_MALLOC_RING];
     ngx_uint_t                  prof_active; /* desired state */
     ngx_msec_t                  active_until;  /* 0: no duration */
     ngx_int_t                   lg_sample;   /* of the last reset, or -1 */
@@ -74,7 +64,6 @@ typedef struct {
     ngx_http_malloc_zone_t      zones[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_master_t    master;
     ngx_http_malloc_export_state_t  export;
-    ngx_http_malloc_entry_t     ring[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
 
@@ -92,12 +81,11 @@ static void ngx_http_malloc_board_timer(ngx_event_t *ev);
 static void ngx_http_malloc_board_woken(ngx_event_t *ev);
 static void ngx_http_malloc_board_local(ngx_event_t *ev);
 static void ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log);
-static ngx_uint_t ngx_http_malloc_board_room(ngx_http_malloc_shctx_t *sh,
-    ngx_uint_t reserve);
-static ngx_uint_t ngx_http_malloc_board_spent(ngx_http_malloc_shctx_t *sh,
-    ngx_http_malloc_entry_t *e);
 static ngx_uint_t ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
-    ngx_http_malloc_cmd_t *cmd, ngx_uint_t poster);
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
+    ngx_http_malloc_ring_given_t *given, size_t *ngiven);
+static void ngx_http_malloc_board_given_up(ngx_http_malloc_shm_t *shm,
+    ngx_http_malloc_ring_given_t *given, size_t n, ngx_log_t *log);
 static void ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf);
 static void ngx_http_malloc_board_signal(int fd);
 
@@ -254,8 +242,8 @@ ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    shm->sh->generation++;
-    shm->sh->workers = workers;
+    shm->sh->ring.generation++;
+    shm->sh->ring.npeers = workers;
     shm->sh->nzones = ngx_http_malloc_board_ranges(cycle, NULL,
                                                    shm->sh->zones);
 
@@ -263,7 +251,7 @@ ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
 
     ngx_log_debug2(NGX_LOG_DEBUG_CORE, cycle->log, 0,
                    "malloc board: generation %ui, %ui workers",
-                   shm->sh->generation, workers);
+                   (ngx_uint_t) shm->sh->ring.generation, workers);
 
     return NGX_OK;
 }
@@ -297,8 +285,9 @@ ngx_int_t
 ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
-    ngx_http_malloc_shm_t   *shm;
-    ngx_http_malloc_slot_t  *slot;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_slot_t       *slot;
+    ngx_http_malloc_ring_peer_t  *peer;
 
     if (ngx_worker >= NGX_MAX_PROCESSES) {
         return NGX_OK;
@@ -308,16 +297,17 @@ ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    ngx_http_malloc_view.generation = shm->sh->generation;
-    ngx_http_malloc_view.applied = shm->sh->seq;
+    ngx_http_malloc_view.generation = shm->sh->ring.generation;
+    ngx_http_malloc_view.applied = shm->sh->ring.seq;
 
     slot = &shm->sh->slots[ngx_worker];
     ngx_memzero(slot, sizeof(ngx_http_malloc_slot_t));
 
-    slot->pid = ngx_pid;
-    slot->generation = ngx_http_malloc_view.generation;
-    slot->applied = ngx_http_malloc_view.applied;
-    slot->published = ngx_current_msec;
+    peer = &shm->sh->ring.peers[ngx_worker];
+    peer->pid = ngx_pid;
+    peer->generation = ngx_http_malloc_view.generation;
+    peer->applied = ngx_http_malloc_view.applied;
+    peer->published = ngx_current_msec;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -476,36 +466,38 @@ ngx_http_malloc_board_signal(int fd)
 /*
  * Posts a command and wakes the workers; returns its seq, or 0 when the
  * ring has no room: "reserve" more entries must stay free after it (a
- * read leaves NGX_HTTP_MALLOC_RING_WRITES to the writes).  Each worker
+ * read leaves NGX_HTTP_MALLOC_RING_WRITES to the writes).  "wait" is how
+ * long the poster waits for the answers, 0 when nobody does.  Each worker
  * applies the commands in order, so the last write wins, and each poster
  * finds its own results in the slots.
  */
 
 ngx_uint_t
 ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_log_t *log)
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
+    ngx_log_t *log)
 {
-    ngx_uint_t              seq, poster;
-    ngx_http_malloc_shm_t  *shm;
+    size_t                        ngiven;
+    ngx_uint_t                    seq;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_ring_given_t  given[NGX_HTTP_MALLOC_RING];
 
     shm = ngx_http_malloc_board_shm(mmcf);
-
-    poster = ngx_http_malloc_board_current(mmcf) ? ngx_worker
-                                                 : NGX_HTTP_MALLOC_NO_POSTER;
-    seq = 0;
+    ngiven = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    if (ngx_http_malloc_board_room(shm->sh, reserve)) {
-        seq = ngx_http_malloc_board_put(shm->sh, cmd, poster);
-    }
+    seq = ngx_http_malloc_board_put(shm->sh, cmd, reserve, wait, given,
+                                    &ngiven);
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    ngx_http_malloc_board_given_up(shm, given, ngiven, log);
 
     if (seq == 0) {
         ngx_log_debug2(NGX_LOG_DEBUG_CORE, log, 0,
                        "malloc board: no room for command %ui after seq %ui",
-                       cmd->kind, shm->sh->seq);
+                       cmd->kind, (ngx_uint_t) shm->sh->ring.seq);
         return 0;
     }
 
@@ -519,86 +511,33 @@ ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
 }
 
 
-/*
- * With the zone locked: 1 when the next 1 + reserve entries of the ring
- * (the oldest, in the order they are used again) are spent.
- */
-
-static ngx_uint_t
-ngx_http_malloc_board_room(ngx_http_malloc_shctx_t *sh, ngx_uint_t reserve)
-{
-    ngx_uint_t                i;
-    ngx_http_malloc_entry_t  *e;
-
-    for (i = 1; i <= reserve + 1 && i <= NGX_HTTP_MALLOC_RING; i++) {
-        e = &sh->ring[(sh->seq + i) % NGX_HTTP_MALLOC_RING];
-
-        if (!ngx_http_malloc_board_spent(sh, e)) {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
-/*
- * An entry may be used again once nobody waits for it (its poster closed
- * it or is gone) and every live worker of the generation has seen it: a
- * worker that stopped publishing for longer than NGX_HTTP_MALLOC_STALE_MS
- * holds nobody up, it finds the desired state when it comes back.
- */
-
-static ngx_uint_t
-ngx_http_malloc_board_spent(ngx_http_malloc_shctx_t *sh,
-    ngx_http_malloc_entry_t *e)
-{
-    ngx_uint_t               i;
-    ngx_http_malloc_slot_t  *slot;
-
-    if (e->seq == 0) {
-        return 1;
-    }
-
-    if (!e->closed && e->poster < sh->workers) {
-        slot = &sh->slots[e->poster];
-
-        if (slot->pid == e->pid && slot->generation == sh->generation) {
-            return 0;
-        }
-    }
-
-    for (i = 0; i < sh->workers; i++) {
-        slot = &sh->slots[i];
-
-        if (slot->pid != 0 && slot->generation == sh->generation
-            && slot->applied < e->seq
-            && ngx_current_msec - slot->published <= NGX_HTTP_MALLOC_STALE_MS)
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
-/* with the zone locked */
+/* with the zone locked: the ring's entry, the command, the desired state */
 
 static ngx_uint_t
 ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
-    ngx_http_malloc_cmd_t *cmd, ngx_uint_t poster)
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
+    ngx_http_malloc_ring_given_t *given, size_t *ngiven)
 {
-    ngx_http_malloc_entry_t  *e;
+    unsigned    poster;
+    ngx_uint_t  seq;
 
-    sh->seq++;
+    /*
+     * an older generation's worker still collects the answers, on its
+     * timer; the new workers' slot of its number is not its own
+     */
 
-    e = &sh->ring[sh->seq % NGX_HTTP_MALLOC_RING];
-    e->seq = sh->seq;
-    e->poster = poster;
-    e->pid = ngx_pid;
-    e->closed = 0;
-    e->cmd = *cmd;
+    poster = (sh->ring.generation == ngx_http_malloc_view.generation)
+             ? (unsigned) ngx_worker : NGX_HTTP_MALLOC_RING_NOBODY;
+
+    seq = (ngx_uint_t) ngx_http_malloc_ring_put(&sh->ring, poster,
+                                                (long) ngx_pid, wait,
+                                                ngx_current_msec, reserve,
+                                                given, ngiven);
+    if (seq == 0) {
+        return 0;
+    }
+
+    sh->cmds[seq % NGX_HTTP_MALLOC_RING] = *cmd;
 
     if (cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         if (sh->prof_active != (ngx_uint_t) cmd->arg) {
@@ -616,7 +555,65 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
         sh->lg_sample = cmd->arg;
     }
 
-    return sh->seq;
+    return seq;
+}
+
+
+/*
+ * Entries that were held past their time and are used again: each said
+ * once, at warn, with what it was and what held it.  The command's copy
+ * is read without the lock: its entry is only used again by a later put,
+ * which is what these were given up for.
+ */
+
+static void
+ngx_http_malloc_board_given_up(ngx_http_malloc_shm_t *shm,
+    ngx_http_malloc_ring_given_t *given, size_t n, ngx_log_t *log)
+{
+    size_t                  i;
+    ngx_http_malloc_cmd_t  *cmd;
+    char                    text[NGX_HTTP_MALLOC_RING_TEXT];
+
+    for (i = 0; i < n; i++) {
+        cmd = &shm->sh->cmds[given[i].index];
+
+        (void) ngx_http_malloc_ring_given_text(&given[i], text,
+                                               sizeof(text));
+
+        ngx_log_error(NGX_LOG_WARN, log, 0,
+                      "heap profiling command %s (seq %ui) given up: %s; "
+                      "its place among the commands is used again",
+                      ngx_http_malloc_board_kind(cmd->kind),
+                      (ngx_uint_t) given[i].seq, text);
+    }
+}
+
+
+/* the name of a command, as its endpoint has it */
+
+const char *
+ngx_http_malloc_board_kind(ngx_uint_t kind)
+{
+    switch (kind) {
+
+    case NGX_HTTP_MALLOC_CMD_ACTIVE:
+        return "prof_active";
+
+    case NGX_HTTP_MALLOC_CMD_DUMP:
+        return "prof_dump";
+
+    case NGX_HTTP_MALLOC_CMD_STATS:
+        return "stats";
+
+    case NGX_HTTP_MALLOC_CMD_RESET:
+        return "prof_reset";
+
+    case NGX_HTTP_MALLOC_CMD_PURGE:
+        return "purge";
+
+    default:
+        return "none";
+    }
 }
 
 
@@ -629,19 +626,12 @@ void
 ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq)
 {
-    ngx_http_malloc_shm_t    *shm;
-    ngx_http_malloc_entry_t  *e;
+    ngx_http_malloc_shm_t  *shm;
 
     shm = ngx_http_malloc_board_shm(mmcf);
 
     ngx_shmtx_lock(&shm->shpool->mutex);
-
-    e = &shm->sh->ring[seq % NGX_HTTP_MALLOC_RING];
-
-    if (e->seq == seq) {
-        e->closed = 1;
-    }
-
+    ngx_http_malloc_ring_close(&shm->sh->ring, seq);
     ngx_shmtx_unlock(&shm->shpool->mutex);
 }
 
@@ -650,17 +640,13 @@ ngx_uint_t
 ngx_http_malloc_board_closed(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq)
 {
-    ngx_uint_t                closed;
-    ngx_http_malloc_shm_t    *shm;
-    ngx_http_malloc_entry_t  *e;
+    ngx_uint_t              closed;
+    ngx_http_malloc_shm_t  *shm;
 
     shm = ngx_http_malloc_board_shm(mmcf);
 
     ngx_shmtx_lock(&shm->shpool->mutex);
-
-    e = &shm->sh->ring[seq % NGX_HTTP_MALLOC_RING];
-    closed = (e->seq != seq || e->closed);
-
+    closed = ngx_http_malloc_ring_closed(&shm->sh->ring, seq);
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return closed;
@@ -677,44 +663,37 @@ ngx_int_t
 ngx_http_malloc_board_next(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t *seq, ngx_http_malloc_cmd_t *cmd)
 {
-    ngx_int_t                 rc;
-    ngx_uint_t                next;
-    ngx_http_malloc_shm_t    *shm;
-    ngx_http_malloc_entry_t  *e;
+    int                     rc;
+    uint64_t                next;
+    ngx_http_malloc_shm_t  *shm;
 
     shm = ngx_http_malloc_board_shm(mmcf);
 
     if (!ngx_http_malloc_board_current(mmcf)
-        || shm->sh->seq == ngx_http_malloc_view.applied)
+        || shm->sh->ring.seq == ngx_http_malloc_view.applied)
     {
         return NGX_DONE;
     }
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    next = ngx_http_malloc_view.applied + 1;
-
-    if (shm->sh->seq - next >= NGX_HTTP_MALLOC_RING) {
-        /* stopped for a while: the older commands are gone */
-        next = shm->sh->seq - NGX_HTTP_MALLOC_RING + 1;
-        ngx_http_malloc_view.applied = next - 1;
-    }
-
-    e = &shm->sh->ring[next % NGX_HTTP_MALLOC_RING];
-
-    if (e->seq == next) {
-        *cmd = e->cmd;
-        rc = NGX_OK;
-
-    } else {
-        rc = NGX_DECLINED;
+    rc = ngx_http_malloc_ring_next(&shm->sh->ring,
+                                   ngx_http_malloc_view.applied, &next);
+    if (rc == 1) {
+        *cmd = shm->sh->cmds[next % NGX_HTTP_MALLOC_RING];
     }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
+    if (rc == -1) {
+        return NGX_DONE;
+    }
+
+    /* one that fell a ring behind skips what is gone */
+    ngx_http_malloc_view.applied = next - 1;
     *seq = next;
 
-    return rc;
+    return (rc == 1) ? NGX_OK : NGX_DECLINED;
 }
 
 
@@ -724,10 +703,10 @@ void
 ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_result_t *result)
 {
-    ngx_uint_t                poster;
-    ngx_http_malloc_shm_t    *shm;
-    ngx_http_malloc_slot_t   *slot;
-    ngx_http_malloc_entry_t  *e;
+    ngx_uint_t                     poster;
+    ngx_http_malloc_shm_t         *shm;
+    ngx_http_malloc_slot_t        *slot;
+    ngx_http_malloc_ring_entry_t  *e;
 
     ngx_http_malloc_view.applied = result->seq;
 
@@ -740,13 +719,14 @@ ngx_http_malloc_board_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_lock(&shm->shpool->mutex);
 
     slot = &shm->sh->slots[ngx_worker];
-    slot->applied = result->seq;
+    shm->sh->ring.peers[ngx_worker].applied = result->seq;
     slot->results[result->seq % NGX_HTTP_MALLOC_RING] = *result;
     slot->prof_active = result->prof_active;
     slot->lg_sample = result->lg_sample;
 
-    e = &shm->sh->ring[result->seq % NGX_HTTP_MALLOC_RING];
-    poster = (e->seq == result->seq) ? e->poster : NGX_HTTP_MALLOC_NO_POSTER;
+    e = &shm->sh->ring.entries[result->seq % NGX_HTTP_MALLOC_RING];
+    poster = (e->seq == result->seq && !e->closed) ? e->poster
+                                                   : NGX_MAX_PROCESSES;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -784,11 +764,10 @@ ngx_http_malloc_board_publish(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_lock(&shm->shpool->mutex);
 
     slot = &shm->sh->slots[ngx_worker];
-    slot->pid = ngx_pid;
     slot->prof_active = prof_active;
     slot->lg_sample = lg_sample;
     slot->stats = *stats;
-    slot->published = ngx_current_msec;
+    shm->sh->ring.peers[ngx_worker].published = ngx_current_msec;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 }
@@ -805,26 +784,28 @@ ngx_uint_t
 ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_http_malloc_worker_t *workers, ngx_uint_t *n)
 {
-    ngx_uint_t                 i, live, answered;
-    ngx_msec_t                 age;
-    ngx_http_malloc_shm_t     *shm;
-    ngx_http_malloc_slot_t    *slot;
-    ngx_http_malloc_worker_t  *w;
+    ngx_uint_t                    i, live, answered;
+    ngx_msec_t                    age;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_slot_t       *slot;
+    ngx_http_malloc_worker_t     *w;
+    ngx_http_malloc_ring_peer_t  *peer;
 
     shm = ngx_http_malloc_board_shm(mmcf);
     answered = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    if (*n > shm->sh->workers) {
-        *n = shm->sh->workers;
+    if (*n > shm->sh->ring.npeers) {
+        *n = shm->sh->ring.npeers;
     }
 
     for (i = 0; i < *n; i++) {
         slot = &shm->sh->slots[i];
+        peer = &shm->sh->ring.peers[i];
 
-        live = (slot->generation == shm->sh->generation && slot->pid != 0);
-        answered += (live && slot->applied >= seq);
+        live = ngx_http_malloc_ring_live(&shm->sh->ring, i);
+        answered += (live && peer->applied >= seq);
 
         if (workers == NULL) {
             continue;
@@ -840,9 +821,9 @@ ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
             continue;
         }
 
-        age = ngx_current_msec - slot->published;
+        age = ngx_current_msec - (ngx_msec_t) peer->published;
 
-        w->pid = slot->pid;
+        w->pid = (ngx_pid_t) peer->pid;
         w->age = ((ngx_msec_int_t) age > 0) ? age : 0;
         w->stale = (w->age > NGX_HTTP_MALLOC_STALE_MS);
         w->prof_active = slot->prof_active;
@@ -850,7 +831,7 @@ ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
         w->stats = slot->stats;
         w->rss = slot->rss;
         w->rss_start = slot->rss_start;
-        w->answered = (slot->applied >= seq);
+        w->answered = (peer->applied >= seq);
         w->result = slot->results[seq % NGX_HTTP_MALLOC_RING];
     }
 
@@ -1028,20 +1009,20 @@ ngx_uint_t
 ngx_http_malloc_board_answered(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_pid_t pid)
 {
-    ngx_uint_t               i, ok;
-    ngx_http_malloc_shm_t   *shm;
-    ngx_http_malloc_slot_t  *slot;
+    ngx_uint_t                    i, ok;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_ring_peer_t  *peer;
 
     shm = ngx_http_malloc_board_shm(mmcf);
     ok = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    for (i = 0; i < shm->sh->workers; i++) {
-        slot = &shm->sh->slots[i];
+    for (i = 0; i < shm->sh->ring.npeers; i++) {
+        peer = &shm->sh->ring.peers[i];
 
-        if (slot->pid == pid && slot->generation == shm->sh->generation
-            && slot->applied >= seq)
+        if (ngx_http_malloc_ring_live(&shm->sh->ring, i)
+            && peer->pid == (long) pid && peer->applied >= seq)
         {
             ok = 1;
         }
@@ -1056,14 +1037,14 @@ ngx_http_malloc_board_answered(ngx_http_malloc_main_conf_t *mmcf,
 ngx_uint_t
 ngx_http_malloc_board_count(ngx_http_malloc_main_conf_t *mmcf)
 {
-    return ngx_http_malloc_board_shm(mmcf)->sh->workers;
+    return ngx_http_malloc_board_shm(mmcf)->sh->ring.npeers;
 }
 
 
 ngx_uint_t
 ngx_http_malloc_board_generation(ngx_http_malloc_main_conf_t *mmcf)
 {
-    return ngx_http_malloc_board_shm(mmcf)->sh->generation;
+    return (ngx_uint_t) ngx_http_malloc_board_shm(mmcf)->sh->ring.generation;
 }
 
 
@@ -1074,7 +1055,7 @@ ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf)
 {
     return ngx_http_malloc_view.registered
            && ngx_http_malloc_view.generation
-              == ngx_http_malloc_board_shm(mmcf)->sh->generation;
+              == ngx_http_malloc_board_shm(mmcf)->sh->ring.generation;
 }
 
 
@@ -1124,8 +1105,11 @@ ngx_uint_t
 ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    ngx_http_malloc_shm_t  *shm;
-    ngx_http_malloc_cmd_t   cmd;
+    size_t                        ngiven;
+    ngx_uint_t                    seq;
+    ngx_http_malloc_shm_t        *shm;
+    ngx_http_malloc_cmd_t         cmd;
+    ngx_http_malloc_ring_given_t  given[NGX_HTTP_MALLOC_RING];
 
     shm = ngx_http_malloc_board_shm(mmcf);
 
@@ -1137,25 +1121,29 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
     cmd.arg = 0;
 
+    seq = 0;
+    ngiven = 0;
+
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    if (!shm->sh->prof_active || shm->sh->active_until == 0
-        || (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) > 0
-        || !ngx_http_malloc_board_room(shm->sh, 0))
-    {
-        /* not yet, or the ring is full: the next second's timer again */
-        ngx_shmtx_unlock(&shm->shpool->mutex);
-        return 0;
-    }
+    /* not yet, or the ring is full: the next second's timer again */
 
-    (void) ngx_http_malloc_board_put(shm->sh, &cmd,
-                                     NGX_HTTP_MALLOC_NO_POSTER);
+    if (shm->sh->prof_active && shm->sh->active_until != 0
+        && (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) <= 0)
+    {
+        seq = ngx_http_malloc_board_put(shm->sh, &cmd, 0, 0, given, &ngiven);
+    }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
+    ngx_http_malloc_board_given_up(shm, given, ngiven, log);
+
+    if (seq == 0) {
+        return 0;
+    }
+
     ngx_log_debug1(NGX_LOG_DEBUG_CORE, log, 0,
-                   "malloc board: duration over, posted seq %ui",
-                   shm->sh->seq);
+                   "malloc board: duration over, posted seq %ui", seq);
 
     ngx_http_malloc_board_wake(mmcf);
 
@@ -1247,8 +1235,8 @@ ngx_http_malloc_board_first(ngx_http_malloc_main_conf_t *mmcf)
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    first = (shm->sh->recorded != shm->sh->generation);
-    shm->sh->recorded = shm->sh->generation;
+    first = (shm->sh->recorded != shm->sh->ring.generation);
+    shm->sh->recorded = shm->sh->ring.generation;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
@@ -1266,7 +1254,7 @@ ngx_http_malloc_board_record(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    gen->generation = shm->sh->generation;
+    gen->generation = shm->sh->ring.generation;
     shm->sh->gens[gen->generation % NGX_HTTP_MALLOC_GENERATIONS] = *gen;
 
     ngx_shmtx_unlock(&shm->shpool->mutex);

@@ -18,10 +18,11 @@
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_rss.h"
+#include "ngx_http_malloc_ring.h"
 
 
 /* a worker whose figures are older than this shows as stale */
-#define NGX_HTTP_MALLOC_STALE_MS     3000
+#define NGX_HTTP_MALLOC_STALE_MS     NGX_HTTP_MALLOC_RING_STALE
 
 
 typedef enum {
@@ -162,20 +163,20 @@ void ngx_http_malloc_board_hook(ngx_uint_t event,
     ngx_http_malloc_hook_pt hook);
 
 /*
- * Commands kept, and results per worker.  A command's entry is used again
- * only once its poster has its answers (or is gone) and every live worker
- * has seen it: a burst never pushes out a command nobody applied yet.
+ * Commands kept (NGX_HTTP_MALLOC_RING), and results per worker.  A
+ * command's entry is used again once its poster has its answers (or is
+ * gone) and every live worker has seen it, so that a burst never pushes
+ * out a command nobody applied yet; or, whatever holds it, once its
+ * poster's wait and NGX_HTTP_MALLOC_RING_GRACE are over, said at warn.
  */
-#define NGX_HTTP_MALLOC_RING         8
 
-/* entries a read leaves free for writes: reads cannot crowd them out */
-#define NGX_HTTP_MALLOC_RING_WRITES  4
-
-/* the poster's side */
+/* the poster's side; "wait" 0: nobody waits for the answers */
 ngx_uint_t ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_log_t *log);
+    ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
+    ngx_log_t *log);
 void ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq);
+const char *ngx_http_malloc_board_kind(ngx_uint_t kind);
 ngx_uint_t ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_http_malloc_worker_t *workers, ngx_uint_t *n);
 ngx_http_malloc_worker_t *ngx_http_malloc_board_copy(
@@ -206,6 +207,9 @@ ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
 ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 
+/* the longest reason kept of a firing that wrote no snapshot */
+#define NGX_HTTP_MALLOC_WATCH_WHY    160
+
 /* the workers whose growth malloc_watch follows one by one */
 #define NGX_HTTP_MALLOC_WATCHED      64
 
@@ -221,6 +225,18 @@ typedef struct {
     ngx_uint_t                  fired;      /* sampling for a firing */
     ngx_uint_t                  based;      /* the recording was taken */
     size_t                      grew;       /* by how much it fired */
+
+    /* what GET <loc>/ shows of it */
+    ngx_uint_t                  firings;    /* growths and peaks seen */
+    time_t                      fired_at;   /* the last, 0: none */
+    ngx_uint_t                  snapshots;  /* written for them */
+    time_t                      snapshot_at;
+    u_char                      snapshot[NGX_HTTP_MALLOC_NAME_MAX + 1];
+                                            /* the last written, "": none */
+    time_t                      failed_at;  /* the last firing that wrote
+                                               no snapshot, 0: none */
+    u_char                      failure[NGX_HTTP_MALLOC_WATCH_WHY];
+                                            /* why, said once at warn */
 } ngx_http_malloc_watch_t;
 
 

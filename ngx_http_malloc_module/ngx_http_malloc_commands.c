@@ -40,6 +40,7 @@ static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
 static void ngx_http_malloc_log_command(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
+static json_t *ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf);
 
 
 /* GET /, GET prof_active: what the workers published, at once */
@@ -86,6 +87,7 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                             ngx_http_malloc_generations(r));
         json_object_set_new(json, "export",
                             ngx_http_malloc_export_json(mmcf));
+        json_object_set_new(json, "watch", ngx_http_malloc_watch_json(mmcf));
     }
 
     json_object_set_new(json, "prof_active",
@@ -179,6 +181,47 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
     }
 
     return list;
+}
+
+
+/*
+ * malloc_watch as it stands: "armed" (waiting for a growth or a peak) or
+ * "window" (sampling for a firing), its last firing and snapshot, and
+ * why the last firing that wrote none did not; null without the directive.
+ */
+
+static json_t *
+ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_http_malloc_watch_t  w;
+
+    if (mmcf->watch == NULL) {
+        return json_null();
+    }
+
+    ngx_http_malloc_board_watch(mmcf, &w, NULL);
+
+    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:o}",
+                     "state", w.fired ? "window" : "armed",
+                     "baseline", (json_int_t) w.baseline,
+                     "firings", (json_int_t) w.firings,
+                     "snapshots", (json_int_t) w.snapshots,
+                     "last_firing",
+                     w.fired_at ? ngx_http_malloc_time_json(w.fired_at)
+                                : json_null(),
+                     "last_grew", (json_int_t) w.grew,
+                     "last_snapshot",
+                     w.snapshot[0] ? json_string((char *) w.snapshot)
+                                   : json_null(),
+                     "last_snapshot_time",
+                     w.snapshot_at ? ngx_http_malloc_time_json(w.snapshot_at)
+                                   : json_null(),
+                     "last_failure",
+                     w.failure[0] ? json_string((char *) w.failure)
+                                  : json_null(),
+                     "last_failure_time",
+                     w.failed_at ? ngx_http_malloc_time_json(w.failed_at)
+                                 : json_null());
 }
 
 

@@ -61,6 +61,8 @@ typedef struct {
     char                           ts[NGX_HTTP_MALLOC_SNAP_TS_LEN + 1];
     char                           out[NGX_MAX_PATH];
     char                          *done[2];      /* out, for publish */
+    char                          *first;        /* the first file that
+                                                    publish names */
     char                           err[NGX_HTTP_MALLOC_ERR_TEXT];
     ngx_http_malloc_cmd_t          cmd;
     ngx_connection_t               conn;         /* of the timers' events */
@@ -72,8 +74,15 @@ static void ngx_http_malloc_schedule_generation(
     ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
 static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
+static void ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t total, ngx_uint_t active,
+    ngx_log_t *log);
 static void ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, size_t total, size_t *each, ngx_log_t *log);
+static void ngx_http_malloc_schedule_failed(ngx_http_malloc_watch_t *w,
+    const char *why, ngx_log_t *log);
+static void ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn,
+    ngx_int_t ok, const char *text, ngx_log_t *log);
 static size_t ngx_http_malloc_schedule_total(
     ngx_http_malloc_main_conf_t *mmcf, size_t *each, ngx_uint_t *fresh);
 static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
@@ -283,7 +292,6 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 {
     size_t                        total, grew;
     ngx_uint_t                    active, fresh;
-    ngx_http_malloc_cmd_t         cmd;
     ngx_http_malloc_watch_t       w;
     ngx_http_malloc_watch_conf_t *wc;
     size_t                        each[NGX_HTTP_MALLOC_WATCHED];
@@ -308,49 +316,16 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 
         grew = ngx_http_malloc_schedule_grew(&w, total, each);
 
-        if (grew < (size_t) wc->growth) {
-            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
-
-        } else {
+        if (grew >= (size_t) wc->growth) {
             w.grew = grew;
             w.baseline = total;
             ngx_memcpy(w.worker, each, sizeof(each));
 
-            if (active) {
-                ngx_log_error(NGX_LOG_NOTICE, log, 0,
-                              "heap grew by %uz bytes, %uz in all: saving "
-                              "a growth snapshot", w.grew, total);
-
-                ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
-
-                ngx_http_malloc_schedule_take(sn,
-                                              NGX_HTTP_MALLOC_SNAP_GROWTH,
-                                              w.grew, log);
-                return;
-            }
-
-            ngx_log_error(NGX_LOG_NOTICE, log, 0,
-                          "heap grew by %uz bytes, %uz in all: heap "
-                          "profiling turned on for %M ms", w.grew, total,
-                          wc->sample);
-
-            ngx_memzero(&cmd, sizeof(ngx_http_malloc_cmd_t));
-            cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
-            cmd.arg = 1;
-            cmd.duration = wc->sample;
-
-            if (ngx_http_malloc_board_post(sn->mmcf, &cmd, 0, log) == 0) {
-                /* eight commands in flight: the next check fires it */
-                return;
-            }
-
-            w.fired = 1;
-            w.based = 0;
-            w.until = ngx_current_msec + wc->sample;
-            w.base_at = ngx_current_msec + wc->sample / 2;
-            ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+            ngx_http_malloc_schedule_fire(sn, &w, total, active, log);
             return;
         }
+
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
     }
 
     if (wc->peak && active && w.peak == 0) {
@@ -364,11 +339,70 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
                       "peak snapshot", total);
 
         w.peak = total;
+        w.firings++;
+        w.fired_at = ngx_time();
         ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
 
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, total,
                                       log);
     }
+}
+
+
+/*
+ * A growth fired the watch, its new baseline set: with sampling on, a
+ * snapshot at once; with it off, sampling on for the window (nobody
+ * waits for the command's answers: the duration ends it by itself).
+ */
+
+static void
+ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t total, ngx_uint_t active,
+    ngx_log_t *log)
+{
+    ngx_msec_t             sample;
+    ngx_http_malloc_cmd_t  cmd;
+
+    sample = sn->mmcf->watch->sample;
+
+    w->firings++;
+    w->fired_at = ngx_time();
+
+    if (active) {
+        ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                      "heap grew by %uz bytes, %uz in all: saving a growth "
+                      "snapshot", w->grew, total);
+
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+
+        ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
+                                      w->grew, log);
+        return;
+    }
+
+    ngx_memzero(&cmd, sizeof(ngx_http_malloc_cmd_t));
+    cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
+    cmd.arg = 1;
+    cmd.duration = sample;
+
+    if (ngx_http_malloc_board_post(sn->mmcf, &cmd, 0, 0, log) == 0) {
+        /* said once: the new baseline waits for the next growth */
+        ngx_http_malloc_schedule_failed(w, "heap profiling could not be "
+                                        "turned on: the workers had "
+                                        "commands to apply", log);
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+        return;
+    }
+
+    ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                  "heap grew by %uz bytes, %uz in all: heap profiling "
+                  "turned on for %M ms", w->grew, total, sample);
+
+    w->fired = 1;
+    w->based = 0;
+    w->until = ngx_current_msec + sample;
+    w->base_at = ngx_current_msec + sample / 2;
+    ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
 }
 
 
@@ -422,6 +456,53 @@ ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
 
     ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
                                   w->grew, log);
+}
+
+
+/*
+ * A firing that writes no snapshot says why, at warn, once: the watch
+ * then waits for the next growth from a new baseline, not the next second.
+ */
+
+static void
+ngx_http_malloc_schedule_failed(ngx_http_malloc_watch_t *w, const char *why,
+    ngx_log_t *log)
+{
+    ngx_log_error(NGX_LOG_WARN, log, 0, "malloc_watch: no snapshot for the "
+                  "heap's growth of %uz bytes: %s; watching for the next "
+                  "growth", w->grew, why);
+
+    w->failed_at = ngx_time();
+    (void) ngx_cpystrn(w->failure, (u_char *) why, sizeof(w->failure));
+}
+
+
+/* a watch's snapshot ended: GET <loc>/ shows the last, and any failure */
+
+static void
+ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
+    const char *text, ngx_log_t *log)
+{
+    const char               *name;
+    ngx_http_malloc_watch_t   w;
+
+    ngx_http_malloc_board_watch(sn->mmcf, &w, NULL);
+
+    if (ok) {
+        /* "<dir>/.snapshot-..." -> "snapshot-..." */
+        name = (sn->first != NULL)
+               ? sn->first + sn->mmcf->dump_dir->name.len + 2 : "";
+
+        w.snapshots++;
+        w.snapshot_at = ngx_time();
+        (void) ngx_cpystrn(w.snapshot, (u_char *) name, sizeof(w.snapshot));
+
+    } else {
+        w.failed_at = ngx_time();
+        (void) ngx_cpystrn(w.failure, (u_char *) text, sizeof(w.failure));
+    }
+
+    ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
 }
 
 
@@ -517,6 +598,10 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
                           "\"%V\" holds %O bytes, its max_size is %O",
                           reason, &sn->mmcf->dump_dir->name, used,
                           sn->mmcf->dump_max_size);
+
+            sn->first = NULL;
+            ngx_http_malloc_schedule_watched(sn, 0, "malloc_dump_dir is at "
+                                             "its max_size", log);
 
             /* a window without its start ends as a plain snapshot */
             sn->basing = 0;
@@ -644,6 +729,7 @@ ngx_http_malloc_schedule_check(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     /* a difference is one merged profile, whatever the format */
 
     } else if (sn->mmcf->snapshot != NULL && !sn->mmcf->snapshot->pprof) {
+        sn->first = sn->paths[0];
         ngx_http_malloc_schedule_publish(sn->mmcf, sn->reason, sn->paths,
                                          log);
         ngx_http_malloc_schedule_result(sn, 1, NULL, log);
@@ -670,6 +756,7 @@ ngx_http_malloc_schedule_write(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 
     sn->done[0] = sn->out;
     sn->done[1] = NULL;
+    sn->first = sn->out;
 
     sn->task.work = ngx_http_malloc_schedule_merge;
     sn->task.build = 1;
@@ -891,6 +978,8 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
     if (sn->reason != NULL) {
         /* a watch's snapshot: each is an event of its own */
+
+        ngx_http_malloc_schedule_watched(sn, ok, text, log);
 
         if (ok) {
             ngx_log_error(NGX_LOG_NOTICE, log, 0,

@@ -214,7 +214,7 @@ ngx_http_malloc_collect_posted(ngx_http_malloc_collect_t *co)
     }
 
     co->seq = ngx_http_malloc_board_post(co->mmcf, co->cmd, co->reserve,
-                                         co->log);
+                                         co->timeout, co->log);
     if (co->seq == 0) {
         return 0;
     }
