@@ -29,8 +29,12 @@ FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
 	         -fno-omit-frame-pointer -Ingx_http_malloc_module
-CFLAGS_F  := -g -O1 -fsanitize=fuzzer,address,undefined \
+CFLAGS_F  := -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 	         -Ingx_http_malloc_module
+# the pure core compiled once for the unit programs, once for the fuzzers
+CORE_T    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-unit/%.o,$(CORE))
+CORE_F    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-fuzz/%.o,$(CORE))
+NPROC     := $(shell nproc 2>/dev/null || echo 2)
 
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
@@ -43,8 +47,8 @@ DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
 # for make bench's plot only: four small packages
 BENCH_PKGS := gnuplot-nox
 
-.PHONY: all deps test unit fuzz fuzz-smoke demo clean bench bench-quick \
-        bench-deps soak test-ubsan deb test-dists
+.PHONY: all deps test unit fuzz fuzz-build fuzz-smoke demo clean bench \
+        bench-quick bench-deps soak test-ubsan deb test-dists
 
 all: $(MODULE)
 
@@ -66,28 +70,43 @@ ngx_http_malloc_module/ngx_http_malloc_assets.c: ui/embed.pl \
 
 $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
 	                  t/testmod/ngx_http_malloc_test_module.c
-	$(MAKE) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
+	$(MAKE) -j$(NPROC) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
 
-$(BUILD)/unit_%: t/unit/unit_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_T) -o $@ $< $(CORE) $(CORE_LIBS)
+$(BUILD)/core-unit/%.o: ngx_http_malloc_module/%.c ngx_http_malloc_module/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_T) -c -o $@ $<
 
-unit: $(UNIT)
+$(BUILD)/core-fuzz/%.o: ngx_http_malloc_module/%.c ngx_http_malloc_module/*.h
+	@mkdir -p $(@D)
+	clang $(CFLAGS_F) -c -o $@ $<
 
-$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE) ngx_http_malloc_module/*.h t/unit/*.h
-	@mkdir -p $(BUILD)
-	clang $(CFLAGS_F) -o $@ $< $(CORE) $(CORE_LIBS)
+$(BUILD)/unit_%: t/unit/unit_%.c $(CORE_T) t/unit/*.h
+	$(CC) $(CFLAGS_T) -o $@ $< $(CORE_T) $(CORE_LIBS)
+
+# the programs build side by side; make test runs them through t/unit.t
+unit:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(UNIT)
+
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE_F) t/unit/*.h
+	clang $(CFLAGS_F) -fsanitize=fuzzer -o $@ $< $(CORE_F) $(CORE_LIBS)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ)
 
 # Each target runs on build/corpus/NAME: the seeds of fuzz/corpus/NAME plus
 # what earlier runs found; crashes go to build/fuzz_NAME-crash-*.
-fuzz: $(FUZZ)
+# FUZZ_TIME=0 replays the corpus once and explores nothing (test-dists'
+# roots: the core and its fuzzing are the same on every release).
+fuzz: fuzz-build
 	@failed=""; \
 	for f in $(FUZZ); do \
 	    t=$${f##*/}; n=$${t#fuzz_}; c=$(BUILD)/corpus/$$n; \
 	    mkdir -p $$c && cp fuzz/corpus/$$n/* $$c/ || exit 1; \
 	    echo "$$t: $(FUZZ_TIME)s on $$c, log in $(BUILD)/$$t.log"; \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	    $$f -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 \
+	    $$f $$([ $(FUZZ_TIME) = 0 ] && echo -runs=0 \
+	               || echo -max_total_time=$(FUZZ_TIME)) \
+	        -max_len=4096 -timeout=10 \
 	        -print_final_stats=1 -artifact_prefix=$(BUILD)/$$t- \
 	        $$c > $(BUILD)/$$t.log 2>&1; \
 	    rc=$$?; \
@@ -103,8 +122,12 @@ fuzz: $(FUZZ)
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=5
 
-test: deps $(MODULE) $(UNIT) fuzz-smoke deb
-	TEST_LONG=$${TEST_LONG:-1} prove -r t
+# FUZZ_SMOKE: fuzz-smoke's seconds per target
+FUZZ_SMOKE ?= 5
+
+test: deps $(MODULE) unit deb
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_SMOKE)
+	TEST_LONG=$${TEST_LONG:-1} .ci/prove.sh
 
 # build/dists/: a debootstrap root per release, its logs; .ci/dists.sh
 # says what it does
@@ -164,12 +187,13 @@ bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol \
 clean:
 	rm -rf $(BUILD) $(CURDIR)/build-ubsan
 
-# wrk at full rate while profiling is toggled, dumped, reset and read;
-# make test runs the same test for 15 s
-SOAK_TIME ?= 120
+# wrk at full rate while profiling is toggled, dumped, reset and read
+# (t/soak.t, 15 s in make test), and a production day compressed
+# (t/day.t, 180 s in make test): both for SOAK_TIME seconds
+SOAK_TIME ?= 600
 
 soak: deps $(MODULE)
-	SOAK_TIME=$(SOAK_TIME) prove -v t/soak.t
+	SOAK_TIME=$(SOAK_TIME) prove -v t/soak.t t/day.t
 
 # The integration suite against a second build of the modules with UBSan
 # (-fno-sanitize-recover: the first report ends the worker).  The .so
@@ -204,7 +228,7 @@ $(UBSAN_BUILD)/ubsan_options.so: t/ubsan/ubsan_options.c
 	@mkdir -p $(UBSAN_BUILD)
 	$(CC) -shared -fPIC -O2 -Wall -Wextra -Werror -o $@ $<
 
-test-ubsan: deps $(UBSAN_MODS) $(UBSAN_BUILD)/ubsan_options.so $(UNIT)
+test-ubsan: deps $(UBSAN_MODS) $(UBSAN_BUILD)/ubsan_options.so unit
 	@rm -rf $(UBSAN_BUILD)/reports
 	@mkdir -m 1777 $(UBSAN_BUILD)/reports
 	TEST_MODULE_DIR=$(UBSAN_BUILD) \

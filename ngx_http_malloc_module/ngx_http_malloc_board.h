@@ -225,6 +225,9 @@ typedef struct {
     ngx_uint_t                  fired;      /* sampling for a firing */
     ngx_uint_t                  based;      /* the recording was taken */
     size_t                      grew;       /* by how much it fired */
+    ngx_uint_t                  generation; /* the workers the baselines */
+    ngx_uint_t                  fresh;      /* are of, and how many */
+    ngx_msec_t                  changed_at; /* a reload was first seen */
 
     /* what GET <loc>/ shows of it */
     ngx_uint_t                  firings;    /* growths and peaks seen */

@@ -370,6 +370,8 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     ngx_http_malloc_worker_t      *answers;
     ngx_http_malloc_main_conf_t   *mmcf;
 
+    static ngx_str_t  retry = ngx_string("1");
+
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     answers = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
@@ -427,6 +429,13 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     }
 
     json_object_set_new(json, "workers", workers);
+
+    if (status == NGX_HTTP_SERVICE_UNAVAILABLE
+        && ngx_http_malloc_add_header(r, "Retry-After", &retry) != NGX_OK)
+    {
+        json_decref(json);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     return ngx_http_malloc_send_json(r, status, json);
 }
@@ -640,12 +649,14 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st)
 {
-    u_char                      *p, *last;
-    const char                  *code;
-    ngx_http_malloc_result_t    *res;
-    ngx_http_malloc_loc_conf_t  *mlcf;
+    u_char                       *p, *last;
+    const char                   *code;
+    ngx_http_malloc_result_t     *res;
+    ngx_http_malloc_loc_conf_t   *mlcf;
+    ngx_http_malloc_main_conf_t  *mmcf;
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     res = &a->result;
     last = text + size - 1;
 
@@ -662,6 +673,24 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
                              "worker %ui was not running within %M ms",
                              a->worker, mlcf->timeout);
         }
+
+    } else if (res->seq != ctx->co.seq
+               && (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE
+                   || ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET))
+    {
+        /* a new worker: it came up in the state the command asked for */
+        return NULL;
+
+    } else if (res->seq != ctx->co.seq
+               && ctx->co.generation
+                  != ngx_http_malloc_board_generation(mmcf))
+    {
+        *st = NGX_HTTP_SERVICE_UNAVAILABLE;
+        code = "workers_changed";
+        p = ngx_snprintf(text, size - 1,
+                         "nginx was reloaded before worker %ui answered, "
+                         "twice or with a worker named by pid; ask again",
+                         a->worker);
 
     } else if (res->seq != ctx->co.seq) {
         *st = NGX_HTTP_INTERNAL_SERVER_ERROR;

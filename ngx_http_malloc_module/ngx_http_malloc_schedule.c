@@ -74,6 +74,9 @@ static void ngx_http_malloc_schedule_generation(
     ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
 static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
+static ngx_uint_t ngx_http_malloc_schedule_same(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_watch_t *w,
+    size_t total, size_t *each, ngx_uint_t fresh);
 static void ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, size_t total, ngx_uint_t active,
     ngx_log_t *log);
@@ -303,7 +306,9 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     total = ngx_http_malloc_schedule_total(sn->mmcf, each, &fresh);
     active = ngx_http_malloc_board_desired(sn->mmcf, NULL);
 
-    if (!fresh) {
+    if (!fresh || !ngx_http_malloc_schedule_same(sn->mmcf, &w, total, each,
+                                                 fresh))
+    {
         return;
     }
 
@@ -346,6 +351,61 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, total,
                                       log);
     }
+}
+
+
+/*
+ * 1 when the baselines are of the workers whose figures are read now.  A
+ * worker that goes silent or comes back changes the sum by its whole
+ * heap, which is no growth: the baselines start again from now.  A
+ * reload is waited out until each of its workers has published (10 s at
+ * most): then the growth is measured across it, so that what every new
+ * generation inherits (a module that leaks at each reload) counts.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_watch_t *w, size_t total, size_t *each, ngx_uint_t fresh)
+{
+    ngx_uint_t  generation;
+
+    generation = ngx_http_malloc_board_generation(mmcf);
+
+    if (generation == w->generation && fresh == w->fresh) {
+        return 1;
+    }
+
+    if (generation != w->generation) {
+        if (w->changed_at == 0) {
+            w->changed_at = ngx_current_msec;
+        }
+
+        if (fresh < ngx_http_malloc_board_count(mmcf)
+            && ngx_current_msec - w->changed_at < 10000)
+        {
+            ngx_http_malloc_board_watch(mmcf, NULL, w);
+            return 0;
+        }
+
+        if (fresh == ngx_http_malloc_board_count(mmcf)) {
+            w->generation = generation;
+            w->fresh = fresh;
+            w->changed_at = 0;
+            ngx_http_malloc_board_watch(mmcf, NULL, w);
+            return 1;
+        }
+    }
+
+    /* another set of workers than the baselines': they start again */
+
+    w->generation = generation;
+    w->fresh = fresh;
+    w->changed_at = 0;
+    w->baseline = total;
+    ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_http_malloc_board_watch(mmcf, NULL, w);
+
+    return 0;
 }
 
 
@@ -558,6 +618,11 @@ ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w, size_t total,
     grew = total - w->baseline;
 
     for (i = 0; i < NGX_HTTP_MALLOC_WATCHED; i++) {
+        if (each[i] == 0) {
+            /* silent, or none: its baseline waits */
+            continue;
+        }
+
         if (w->worker[i] == 0 || each[i] < w->worker[i]) {
             w->worker[i] = each[i];
         }

@@ -44,6 +44,9 @@
 static void ngx_http_malloc_collect_wake(ngx_log_t *log);
 static void ngx_http_malloc_collect_handler(ngx_event_t *ev);
 static void ngx_http_malloc_collect_look(ngx_http_malloc_collect_t *co);
+static ngx_uint_t ngx_http_malloc_collect_again(
+    ngx_http_malloc_collect_t *co);
+static void ngx_http_malloc_collect_sweep(ngx_http_malloc_collect_t *co);
 static ngx_uint_t ngx_http_malloc_collect_posted(
     ngx_http_malloc_collect_t *co);
 static void ngx_http_malloc_collect_stop(ngx_http_malloc_collect_t *co);
@@ -84,6 +87,7 @@ void
 ngx_http_malloc_collect(ngx_http_malloc_collect_t *co)
 {
     co->seq = 0;
+    co->again = 0;
     co->deadline = ngx_current_msec + co->timeout;
     co->ev.handler = ngx_http_malloc_collect_handler;
     co->ev.log = co->log;
@@ -184,6 +188,10 @@ ngx_http_malloc_collect_look(ngx_http_malloc_collect_t *co)
         return;
     }
 
+    if (ngx_http_malloc_collect_again(co)) {
+        return;
+    }
+
     ngx_log_debug3(NGX_LOG_DEBUG_CORE, co->log, 0,
                    "malloc collect: seq %ui over, %ui of %ui answered",
                    co->seq, answered, n);
@@ -204,6 +212,108 @@ ngx_http_malloc_collect_look(ngx_http_malloc_collect_t *co)
 }
 
 
+/*
+ * A reload between the post and the answers: the new workers came up
+ * after the command and never apply it.  A command whose effect is the
+ * desired state (profiling on or off, a reset's rate) is theirs already;
+ * any other (a dump, stats, a purge) is posted again, once, to them, so
+ * that the answer is whole.  1 when it was.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_collect_again(ngx_http_malloc_collect_t *co)
+{
+    if (co->seq == 0 || co->again || co->cmd->target != 0
+        || co->cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE
+        || co->cmd->kind == NGX_HTTP_MALLOC_CMD_RESET
+        || co->generation == ngx_http_malloc_board_generation(co->mmcf)
+        || (ngx_msec_int_t) (co->deadline - ngx_current_msec) <= 0)
+    {
+        return 0;
+    }
+
+    ngx_log_debug2(NGX_LOG_DEBUG_CORE, co->log, 0,
+                   "malloc collect: seq %ui crossed a reload, "
+                   "generation %ui: posted again", co->seq,
+                   ngx_http_malloc_board_generation(co->mmcf));
+
+    ngx_http_malloc_board_close(co->mmcf, co->seq);
+    ngx_http_malloc_collect_sweep(co);
+
+    co->seq = 0;
+    co->again = 1;
+
+    (void) ngx_http_malloc_collect_posted(co);
+
+    if (co->ev.timer_set) {
+        ngx_del_timer(&co->ev);
+    }
+
+    ngx_add_timer(&co->ev, NGX_HTTP_MALLOC_WAIT_POLL);
+
+    return 1;
+}
+
+
+/*
+ * The hidden files that the old workers wrote for the command, whatever
+ * their pids: its template before and after "%p" names them.  One that
+ * is still being written when its worker sees the command closed is
+ * removed by that worker.
+ */
+
+static void
+ngx_http_malloc_collect_sweep(ngx_http_malloc_collect_t *co)
+{
+    size_t       len, head, tail;
+    u_char      *name, *pid;
+    ngx_dir_t    dir;
+    ngx_str_t   *dump;
+    u_char       path[NGX_MAX_PATH];
+
+    pid = (u_char *) ngx_strstr(co->cmd->tmpl, "%p");
+
+    if (co->cmd->tmpl[0] != '.' || pid == NULL) {
+        return;
+    }
+
+    head = pid - co->cmd->tmpl;
+    tail = ngx_strlen(pid + 2);
+    dump = &co->mmcf->dump_dir->name;
+
+    if (ngx_open_dir((ngx_str_t *) dump, &dir) != NGX_OK) {
+        return;
+    }
+
+    while (ngx_read_dir(&dir) == NGX_OK) {
+        name = ngx_de_name(&dir);
+        len = ngx_de_namelen(&dir);
+
+        if (len <= head + tail
+            || ngx_strncmp(name, co->cmd->tmpl, head) != 0
+            || ngx_strncmp(name + len - tail, pid + 2, tail) != 0)
+        {
+            continue;
+        }
+
+        if (ngx_snprintf(path, sizeof(path) - 1, "%V/%*s%Z", dump, len, name)
+            >= path + sizeof(path) - 1)
+        {
+            continue;
+        }
+
+        if (ngx_delete_file(path) == NGX_FILE_ERROR
+            && ngx_errno != NGX_ENOENT)
+        {
+            ngx_log_error(NGX_LOG_ERR, co->log, ngx_errno,
+                          ngx_delete_file_n " \"%s\" failed", path);
+        }
+    }
+
+    (void) ngx_close_dir(&dir);
+}
+
+
 /* posts the command once the ring has room: 0 while it has none */
 
 static ngx_uint_t
@@ -221,6 +331,7 @@ ngx_http_malloc_collect_posted(ngx_http_malloc_collect_t *co)
 
     /* the workers have the whole timeout from now */
     co->deadline = ngx_current_msec + co->timeout;
+    co->generation = ngx_http_malloc_board_generation(co->mmcf);
 
     ngx_log_debug2(NGX_LOG_DEBUG_CORE, co->log, 0,
                    "malloc collect: seq %ui, %M ms", co->seq, co->timeout);

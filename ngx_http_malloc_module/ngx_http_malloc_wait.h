@@ -47,11 +47,14 @@ struct ngx_http_malloc_collect_s {
     void                          *data;        /* the caller's */
 
     ngx_uint_t                     seq;         /* 0: not posted yet */
+    ngx_uint_t                     generation;  /* the workers posted to */
     ngx_msec_t                     deadline;
     ngx_event_t                    ev;          /* the caller's timer too,
                                                    while not collecting */
     ngx_queue_t                    queue;       /* in the waiting list */
     unsigned                       queued:1;
+    unsigned                       again:1;     /* posted anew after a
+                                                   reload */
 };
 
 

@@ -3,7 +3,8 @@
 # The desired state lives in shared memory: it survives a reload, a reload
 # that changes worker_processes, and a worker killed with SIGKILL.  A
 # growth profile whose window spans a reload is refused, never computed
-# from the heaps of different processes.
+# from the heaps of different processes; a profile or a dump under way
+# across a reload is posted again to the new workers, and answered whole.
 
 use strict;
 use warnings;
@@ -97,6 +98,40 @@ is(scalar(my @hidden = glob($t->dump_dir . '/.profile-*')), 0,
 
 $r = $t->get('/malloc/pprof/heap.pb.gz?seconds=1');
 is($r->{status}, 200, 'a window within one generation works');
+
+# a profile and a dump in flight across a reload: the old worker that
+# took each finds the new workers, posts the command again to them, and
+# answers whole.  The other old worker is stopped, so that the reload
+# surely comes before every answer.
+
+for my $case (['GET', '/malloc/pprof/heap.pb.gz', undef, 'a profile'],
+              ['POST', '/malloc/prof_dump', '"across-%p.heap"', 'a dump'])
+{
+    my ($method, $path, $body, $what) = @$case;
+    my @old = $t->worker_pids;
+    my ($port) = $t->ports_to($old[0], 1);
+    kill 'STOP', $old[1];
+    my $sock = $t->send_from($port, $method, $path, $body);
+    select undef, undef, undef, 0.3;
+    $t->run_nginx('-s', 'reload');
+    ok(poll_until(10, sub {
+        my %was = map { $_ => 1 } @old;
+        2 == grep { !$was{$_} } $t->worker_pids(1);
+    }), "$what across a reload: the new workers are up");
+    kill 'CONT', $old[1];
+    my $r = $t->response($sock, 10);
+    is($r->{status}, 200, "$what across a reload: 200")
+        or diag explain $r->{json};
+    ok(!grep({ my $p = $_; grep { $_ == $p } @old }
+             map { $_->{pid} } @{$r->{json}{workers} // []}),
+       "$what across a reload: answered by the new workers")
+        if $r->{json};
+}
+# (the old worker that took it may have written its own before the reload)
+ok(!grep({ !-f $t->dump_dir . "/across-$_.heap" } $t->worker_pids),
+   'the dump across a reload: a file for each new worker');
+ok(poll_until(5, sub { !glob($t->dump_dir . '/.profile-*') }),
+   'no hidden dump left behind by the old workers');
 
 $t->no_alerts(qr/exited on signal 9/);
 $t->stop;

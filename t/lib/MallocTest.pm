@@ -122,13 +122,51 @@ sub doc_blocks {
     return %doc;
 }
 
+# A port for a server of a test, that no other test of this run takes,
+# though prove -j runs several at once and test-dists several roots:
+# picked at random among TEST_PORT_BASE .. + 3499 (10000 by default;
+# each root of test-dists has a range of its own), below the kernel's
+# ephemeral ports and apart from ports_to's, so that no client connection
+# takes it, and reserved as a directory under /tmp until the process
+# that took it exits.
+our $PORT_BASE = $ENV{TEST_PORT_BASE} || 10000;
+our $PORT_SPAN = 3500;
+my $RESERVED = '/tmp/malloc-test-ports';
+
 sub free_port {
-    my $s = IO::Socket::INET->new(
-        LocalAddr => '127.0.0.1', LocalPort => 0, Proto => 'tcp',
-        Listen => 1, ReuseAddr => 1) or die "no free port: $!";
-    my $port = $s->sockport;
-    close $s;
-    return $port;
+    mkdir $RESERVED, 01777;
+    for (1 .. 2000) {
+        my $port = $PORT_BASE + int(rand($PORT_SPAN));
+        next unless reserve_port("$RESERVED/$port");
+        my $s = IO::Socket::INET->new(
+            LocalAddr => '127.0.0.1', LocalPort => $port, Proto => 'tcp',
+            Listen => 1, ReuseAddr => 1);
+        # in use by something else: the reservation keeps us off it
+        next unless $s;
+        close $s;
+        return $port;
+    }
+    die "no free port in $PORT_BASE .. " . ($PORT_BASE + $PORT_SPAN - 1);
+}
+
+# takes the reservation $dir, or one whose process is gone
+sub reserve_port {
+    my ($dir) = @_;
+    if (!mkdir $dir) {
+        my $owner = do { open my $fh, '<', "$dir/pid"; <$fh> };
+        my $age = time() - ((stat $dir)[9] // time());
+        # being written, or held by a live process
+        return 0 if !defined $owner ? $age < 10 : kill 0, $owner;
+        # gone: whoever renames it first takes it again
+        return 0 unless rename $dir, "$dir.stale.$$";
+        unlink "$dir.stale.$$/pid";
+        rmdir "$dir.stale.$$";
+        mkdir $dir or return 0;
+    }
+    open my $fh, '>', "$dir/pid" or return 0;
+    print $fh $$;
+    close $fh;
+    return 1;
 }
 
 # new(%opt):
