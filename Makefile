@@ -35,6 +35,7 @@ CFLAGS_F  := -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 CORE_T    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-unit/%.o,$(CORE))
 CORE_F    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-fuzz/%.o,$(CORE))
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
+.SECONDARY: $(CORE_T) $(CORE_F)
 
 DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
@@ -47,13 +48,23 @@ DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
 # for make bench's plot only: four small packages
 BENCH_PKGS := gnuplot-nox
 
-.PHONY: all deps test unit fuzz fuzz-build fuzz-smoke demo clean bench \
+.PHONY: all deps deps-all print-packages test unit fuzz fuzz-build fuzz-smoke demo clean bench \
         bench-quick bench-deps soak test-ubsan deb test-dists
 
 all: $(MODULE)
 
 deps:
 	@sh .ci/deps.sh $(DEB_PKGS)
+
+# everything make test, make deb and the tests install (test-dists puts
+# them in its cached roots), and the list of it, the key of that cache
+deps-all: deps
+	@sh .ci/deps.sh $(DEB_TOOLS)
+	@sh .ci/builddeps.sh $(CURDIR)
+
+print-packages:
+	@echo $(DEB_PKGS) $(DEB_TOOLS)
+	@sed -n '/^Build-Depends/,/^[^ ]/p' debian/control
 
 $(BUILD)/Makefile: config t/testmod/config
 	@mkdir -p $(BUILD)

@@ -7,18 +7,25 @@
 #
 #   .ci/dists.sh [release ...]     default: bookworm trixie forky nginx.org
 #
-# The mirror is the host's, read from its apt sources.  A root is kept as
-# a tarball in build/dists/ and made again when the mirror's InRelease of
-# that release changes; every run unpacks a fresh copy.  Prints one line
-# per release (nginx, jemalloc, PASS or FAIL, minutes) and then what
-# failed; the logs stay in build/dists/<release>.log.  Exits 1 if any
-# release fails, a root that cannot be built included.
+# The mirror is the host's, read from its apt sources.  A root, with
+# every package make test installs, is kept in a cache outside the
+# checkout (/var/cache/ngx_http_malloc_module, or $MALLOC_CI_CACHE), so
+# that a fresh clone finds it, and made again when the mirror's InRelease
+# of that release, the packages make test asks for or the way a root is
+# made change; every run mounts a fresh copy on write of it.  Releases run
+# DISTS_JOBS at a time (2 by default: the tests mostly wait), each on
+# test ports of its own.  Prints one line per release (nginx, jemalloc,
+# PASS or FAIL, minutes) and then what failed; the logs stay in
+# build/dists/<release>.log.  Exits 1 if any release fails, a root that
+# cannot be built included.
 
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DISTS=$ROOT/build/dists
+CACHE=${MALLOC_CI_CACHE:-/var/cache/ngx_http_malloc_module}
 RELEASES=${*:-bookworm trixie forky nginx.org}
+JOBS=${DISTS_JOBS:-2}
 CHECKOUT=/root/ngx_http_malloc_module
 
 if [ "$(id -u)" != 0 ]; then
@@ -26,9 +33,9 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
-sh "$ROOT/.ci/deps.sh" debootstrap xz-utils || exit 1
+sh "$ROOT/.ci/deps.sh" debootstrap xz-utils util-linux || exit 1
 
-mkdir -p "$DISTS"
+mkdir -p "$DISTS" "$CACHE"
 
 # the first Debian archive (not security) of the host's apt sources
 mirror() {
@@ -83,11 +90,23 @@ remove_root() {
     rm -rf --one-file-system "$1"
 }
 
-# build/dists/<release>.tar: the minimal root, made when missing or
-# when the mirror's release file has changed
+# The packages a root needs, as "make test" would install them: the key of
+# its cache together with the mirror's release file, and this script's
+# way of making it
+packages_key() {
+    {
+        make -s -C "$ROOT" print-packages
+        cat "$ROOT/.ci/deps.sh" "$ROOT/.ci/builddeps.sh"
+        sed -n '/^minimal_root()/,/^}/p' "$ROOT/.ci/dists.sh"
+    } | sha256sum | cut -c1-64
+}
+
+# $CACHE/<release>: a minimal root with every package "make test" needs,
+# made when missing or when its key has changed.  It is never run in: each
+# run mounts a copy on write of it (overlayfs), or unpacks a copy.
 minimal_root() {
     rel=$1
-    tar=$DISTS/$rel.tar
+    root=$CACHE/$rel
     key=$(curl -fsS "$MIRROR/dists/$rel/InRelease" | sha256sum | cut -c1-64)
 
     if [ -z "$key" ] || [ "$key" = "$(echo -n | sha256sum | cut -c1-64)" ]
@@ -96,8 +115,11 @@ minimal_root() {
         return 1
     fi
 
-    if [ -f "$tar" ] && [ "$(cat "$DISTS/$rel.key" 2>/dev/null)" = "$key" ]
+    key="$key $(packages_key)"
+
+    if [ -d "$root" ] && [ "$(cat "$CACHE/$rel.key" 2>/dev/null)" = "$key" ]
     then
+        echo "root of $rel from the cache: $root"
         return 0
     fi
 
@@ -106,23 +128,66 @@ minimal_root() {
     [ -f "/usr/share/debootstrap/scripts/$rel" ] \
         || script=/usr/share/debootstrap/scripts/sid
 
-    new=$DISTS/$rel.new
+    new=$CACHE/$rel.new
     remove_root "$new" || return 1
-    rm -f "$tar"
+    rm -f "$CACHE/$rel.key"
 
-    echo "debootstrap $rel from $MIRROR"
+    echo "debootstrap $rel from $MIRROR into $new"
     debootstrap --variant=minbase \
         --include=build-essential,git,curl,ca-certificates \
-        "$rel" "$new" "$MIRROR" $script > "$DISTS/$rel.debootstrap.log" 2>&1 \
-        || { tail -n 5 "$DISTS/$rel.debootstrap.log"; return 1; }
+        "$rel" "$new" "$MIRROR" $script > "$CACHE/$rel.debootstrap.log" 2>&1 \
+        || { tail -n 5 "$CACHE/$rel.debootstrap.log"; return 1; }
 
     # the mirror's copy of testing may be past its Valid-Until date
     echo 'Acquire::Check-Valid-Until "false";' \
         > "$new/etc/apt/apt.conf.d/99valid-until"
 
-    tar -C "$new" -cf "$tar" . || return 1
-    remove_root "$new"
-    echo "$key" > "$DISTS/$rel.key"
+    # what make test, make deb and the tests install, installed now
+    cp /etc/resolv.conf "$new/etc/resolv.conf"
+    git clone -q "$ROOT" "$new/root/prepare" || return 1
+    mount_root "$new" || { umount_root "$new"; return 1; }
+    chroot "$new" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        sh -c "cd /root/prepare && make deps-all && apt-get clean" \
+        || { umount_root "$new"; return 1; }
+    umount_root "$new"
+    rm -rf "$new/root/prepare"
+
+    remove_root "$root" || return 1
+    mv "$new" "$root" || return 1
+    echo "$key" > "$CACHE/$rel.key"
+}
+
+# a fresh copy of the cached root at $2, to run in
+copy_root() {
+    rel=$1
+    dir=$2
+    run=$dir.layers
+
+    drop_root "$dir" || return 1
+    mkdir -p "$run/upper" "$run/work" "$dir"
+
+    if mount -t overlay overlay \
+           -o "lowerdir=$CACHE/$rel,upperdir=$run/upper,workdir=$run/work" \
+           "$dir" 2>/dev/null
+    then
+        echo "a copy on write of $CACHE/$rel at $dir"
+        return 0
+    fi
+
+    echo "no overlayfs: copying $CACHE/$rel to $dir"
+    cp -a "$CACHE/$rel/." "$dir/"
+}
+
+# the copy, its mounts and its layers gone
+drop_root() {
+    dir=$1
+    umount_root "$dir"
+    if mountpoint -q "$dir"; then
+        umount "$dir" || umount -l "$dir"
+    fi
+    remove_root "$dir"
+    rm -rf "$dir.layers"
 }
 
 # make test in a fresh copy of the root; the log in build/dists/<rel>.log
@@ -131,21 +196,23 @@ run_release() {
     dir=$DISTS/$rel
     log=$DISTS/$rel.log
 
-    minimal_root "$rel" > "$log" 2>&1 || return 1
-
-    remove_root "$dir" || return 1
-    mkdir -p "$dir"
-    tar -C "$dir" -xf "$DISTS/$rel.tar" || return 1
+    # one run at a time makes or takes a release's cached root
+    { flock 9; minimal_root "$rel"; } 9> "$CACHE/$rel.lock" > "$log" 2>&1 \
+        || return 1
+    copy_root "$rel" "$dir" >> "$log" 2>&1 || return 1
 
     cp /etc/resolv.conf "$dir/etc/resolv.conf"
-    git clone -q "$ROOT" "$dir$CHECKOUT" || return 1
+    git clone -q "$ROOT" "$dir$CHECKOUT" || { drop_root "$dir"; return 1; }
 
-    mount_root "$dir" || { umount_root "$dir"; return 1; }
+    mount_root "$dir" || { drop_root "$dir"; return 1; }
 
-    # TEST_LONG=0: the long runs of make test (t/export.t's 100 intervals)
-    # are this machine's; the roots run their short form
+    # TEST_LONG=0: the long runs of make test (t/export.t's 100 intervals,
+    # t/day.t's 3 minutes) are this machine's; the roots run their short
+    # form.  FUZZ_SMOKE=0: each target replays its corpus, built with the
+    # release's clang; the exploring is the same core on every release.
+    # TEST_PORT_BASE: the roots run side by side, each on ports of its own.
     chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-        TEST_LONG=0 \
+        TEST_LONG=0 FUZZ_SMOKE=0 TEST_PORT_BASE="$2" \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         sh -c "cd $CHECKOUT && make test" >> "$log" 2>&1
     rc=$?
@@ -156,7 +223,7 @@ run_release() {
                           printf "nginx %s, jemalloc %s",
                                  v["nginx"], v["libjemalloc2"] }')
 
-    umount_root "$dir"
+    drop_root "$dir"
 
     return $rc
 }
@@ -225,35 +292,60 @@ run_nginx_org() {
 
     # t/deb.t is about Debian's package and its nginx: not this one
     (cd "$ROOT" && TEST_NGINX_BINARY=$src/nginx TEST_MODULE_DIR=$src/modules \
-         prove $(ls t/*.t | grep -v '^t/deb\.t$')) >> "$log" 2>&1
+         TEST_LONG=0 TEST_PORT_BASE="$1" TEST_EXCLUDE=t/deb.t \
+         PROVE_LOG=$DISTS/nginx.org.prove.log .ci/prove.sh) >> "$log" 2>&1
 }
 
-results=
-failed=0
-
-for rel in $RELEASES; do
+# one release, its line in build/dists/<rel>.result; $2: its test ports
+run_one() {
+    rel=$1
     start=$(date +%s)
     VERSIONS=
 
     if [ "$rel" = nginx.org ]; then
-        run_nginx_org
+        run_nginx_org "$2"
     else
-        run_release "$rel"
+        run_release "$rel" "$2"
     fi
 
     rc=$?
     mins=$(( ($(date +%s) - start + 30) / 60 ))
+    verdict=$([ $rc = 0 ] && echo PASS || echo FAIL)
 
-    if [ $rc = 0 ]; then
-        verdict=PASS
-    else
-        verdict=FAIL
-        failed=1
+    printf '%-10s %-52s %s  %d min\n' "$rel" "${VERSIONS:-?}" "$verdict" \
+        "$mins" > "$DISTS/$rel.result"
+    cat "$DISTS/$rel.result"
+}
+
+# test ports of each release's own (make test on the host has 10000 ..)
+port_base() {
+    case $1 in
+        nginx.org) echo 13500 ;;
+        bookworm)  echo 17000 ;;
+        trixie)    echo 23500 ;;
+        *)         echo 27000 ;;
+    esac
+}
+
+running=0
+for rel in $RELEASES; do
+    rm -f "$DISTS/$rel.result"
+    run_one "$rel" "$(port_base "$rel")" &
+    running=$((running + 1))
+
+    if [ $running -ge "$JOBS" ]; then
+        wait
+        running=0
     fi
+done
+wait
 
-    line=$(printf '%-10s %-52s %s  %d min' "$rel" "${VERSIONS:-?}" \
-               "$verdict" "$mins")
-    echo "$line"
+results=
+failed=0
+for rel in $RELEASES; do
+    line=$(cat "$DISTS/$rel.result" 2>/dev/null \
+           || printf '%-10s %-52s FAIL' "$rel" '?')
+    case $line in *PASS*) ;; *) failed=1 ;; esac
     results="$results$line
 "
 done
@@ -264,7 +356,7 @@ printf '%s' "$results"
 
 for rel in $RELEASES; do
     log=$DISTS/$rel.log
-    grep -q '^Result: PASS' "$log" 2>/dev/null && continue
+    grep -q ' PASS ' "$DISTS/$rel.result" 2>/dev/null && continue
     echo
     echo "== $rel: $log"
     grep -E '^(t/\S+ +\(Wstat|  Failed tests?:|#   Failed test)' "$log" \
