@@ -30,6 +30,9 @@ static json_t *ngx_http_malloc_result_json(ngx_http_request_t *r,
     ngx_uint_t *status, json_t **error);
 static void ngx_http_malloc_result_fields(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w);
+static const char *ngx_http_malloc_result_missed(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    size_t size, ngx_uint_t *st);
 static const char *ngx_http_malloc_result_error(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st);
@@ -649,14 +652,12 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st)
 {
-    u_char                       *p, *last;
-    const char                   *code;
-    ngx_http_malloc_result_t     *res;
-    ngx_http_malloc_loc_conf_t   *mlcf;
-    ngx_http_malloc_main_conf_t  *mmcf;
+    u_char                      *p, *last;
+    const char                  *code;
+    ngx_http_malloc_result_t    *res;
+    ngx_http_malloc_loc_conf_t  *mlcf;
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     res = &a->result;
     last = text + size - 1;
 
@@ -674,31 +675,8 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
                              a->worker, mlcf->timeout);
         }
 
-    } else if (res->seq != ctx->co.seq
-               && (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE
-                   || ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET))
-    {
-        /* a new worker: it came up in the state the command asked for */
-        return NULL;
-
-    } else if (res->seq != ctx->co.seq
-               && ctx->co.generation
-                  != ngx_http_malloc_board_generation(mmcf))
-    {
-        *st = NGX_HTTP_SERVICE_UNAVAILABLE;
-        code = "workers_changed";
-        p = ngx_snprintf(text, size - 1,
-                         "nginx was reloaded before worker %ui answered, "
-                         "twice or with a worker named by pid; ask again",
-                         a->worker);
-
     } else if (res->seq != ctx->co.seq) {
-        *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
-        code = "worker_restarted";
-        p = ngx_snprintf(text, size - 1,
-                         "worker %ui was restarted (now pid %P) before it "
-                         "answered; it runs in the desired state",
-                         a->worker, a->pid);
+        return ngx_http_malloc_result_missed(r, ctx, a, text, size, st);
 
     } else if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
         switch (res->rc) {
@@ -731,6 +709,54 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
 
     } else {
         return NULL;
+    }
+
+    *p = '\0';
+
+    return code;
+}
+
+
+/*
+ * A worker that has seen the command but has no result of it: it came up
+ * after the command was posted.  After a command whose effect is the
+ * desired state it runs in that state; after a reload that the
+ * collection could not post the command again across, the workers
+ * changed; otherwise it replaced a worker that crashed.
+ */
+
+static const char *
+ngx_http_malloc_result_missed(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    size_t size, ngx_uint_t *st)
+{
+    u_char                       *p;
+    const char                   *code;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE
+        || ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET)
+    {
+        return NULL;
+    }
+
+    if (ctx->co.generation != ngx_http_malloc_board_generation(mmcf)) {
+        *st = NGX_HTTP_SERVICE_UNAVAILABLE;
+        code = "workers_changed";
+        p = ngx_snprintf(text, size - 1,
+                         "nginx was reloaded before worker %ui answered, "
+                         "twice or with a worker named by pid; ask again",
+                         a->worker);
+
+    } else {
+        *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        code = "worker_restarted";
+        p = ngx_snprintf(text, size - 1,
+                         "worker %ui was restarted (now pid %P) before it "
+                         "answered; it runs in the desired state",
+                         a->worker, a->pid);
     }
 
     *p = '\0';

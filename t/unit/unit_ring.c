@@ -30,6 +30,7 @@ static uint64_t                       now;
 
 static void fresh(size_t workers);
 static uint64_t post(unsigned poster, uint64_t wait, size_t reserve);
+static uint64_t post_closed(size_t n, size_t applier);
 static void apply_all(size_t workers);
 static void publish(size_t workers);
 static void test_answered(void);
@@ -74,6 +75,34 @@ post(unsigned poster, uint64_t wait, size_t reserve)
 {
     return ngx_http_malloc_ring_put(ring, poster, 100 + (long) poster, wait,
                                     now, reserve, given, &ngiven);
+}
+
+
+/*
+ * n writes of worker 0, each closed by its poster and applied by worker
+ * "applier" only (none past the last worker); the first one's seq
+ */
+
+static uint64_t
+post_closed(size_t n, size_t applier)
+{
+    size_t    i;
+    uint64_t  seq, first;
+
+    first = 0;
+
+    for (i = 0; i < n; i++) {
+        seq = post(0, TIMEOUT, WRITE);
+
+        if (applier < ring->npeers) {
+            ring->peers[applier].applied = seq;
+        }
+
+        ngx_http_malloc_ring_close(ring, seq);
+        first = first ? first : seq;
+    }
+
+    return first;
 }
 
 
@@ -182,20 +211,11 @@ test_poster_exits(void)
 static void
 test_never_applies(void)
 {
-    size_t    i;
     uint64_t  first, seq;
 
     fresh(2);
 
-    first = post(0, TIMEOUT, WRITE);
-    ring->peers[0].applied = first;
-    ngx_http_malloc_ring_close(ring, first);
-
-    for (i = 1; i < NGX_HTTP_MALLOC_RING; i++) {
-        seq = post(0, TIMEOUT, WRITE);
-        ring->peers[0].applied = seq;
-        ngx_http_malloc_ring_close(ring, seq);
-    }
+    first = post_closed(NGX_HTTP_MALLOC_RING, 0);
 
     /* worker 1 stays at 0, and keeps publishing */
     now += TIMEOUT;
@@ -244,16 +264,9 @@ test_never_applies(void)
 static void
 test_stale_worker(void)
 {
-    uint64_t  seq;
-    size_t    i;
-
     fresh(2);
 
-    for (i = 0; i < NGX_HTTP_MALLOC_RING; i++) {
-        seq = post(0, TIMEOUT, WRITE);
-        ring->peers[0].applied = seq;
-        ngx_http_malloc_ring_close(ring, seq);
-    }
+    (void) post_closed(NGX_HTTP_MALLOC_RING, 0);
 
     now += NGX_HTTP_MALLOC_RING_STALE + 1;
     ring->peers[0].published = now;
@@ -273,16 +286,11 @@ static void
 test_timed_out(void)
 {
     uint64_t  seq, held;
-    size_t    i;
 
     fresh(2);
 
     held = post(0, TIMEOUT, WRITE);
-
-    for (i = 1; i < NGX_HTTP_MALLOC_RING; i++) {
-        seq = post(0, TIMEOUT, WRITE);
-        ngx_http_malloc_ring_close(ring, seq);
-    }
+    (void) post_closed(NGX_HTTP_MALLOC_RING - 1, 2);
 
     apply_all(2);
 
