@@ -96,13 +96,13 @@ $(BUILD)/unit_%: t/unit/unit_%.c $(CORE_T) t/unit/*.h
 
 # the programs build side by side; make test runs them through t/unit.t
 unit:
-	@$(MAKE) --no-print-directory -j$(NPROC) $(UNIT)
+	@$(MAKE) -s --no-print-directory -j$(NPROC) $(UNIT)
 
 $(BUILD)/fuzz_%: fuzz/fuzz_%.c $(CORE_F) t/unit/*.h
 	clang $(CFLAGS_F) -fsanitize=fuzzer -o $@ $< $(CORE_F) $(CORE_LIBS)
 
 fuzz-build:
-	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ)
+	@$(MAKE) -s --no-print-directory -j$(NPROC) $(FUZZ)
 
 # Each target runs on build/corpus/NAME: the seeds of fuzz/corpus/NAME plus
 # what earlier runs found; crashes go to build/fuzz_NAME-crash-*.

@@ -243,6 +243,7 @@ ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
     ngx_shmtx_lock(&shm->shpool->mutex);
 
     shm->sh->ring.generation++;
+    shm->sh->ring.begun = shm->sh->ring.seq;
     shm->sh->ring.npeers = workers;
     shm->sh->nzones = ngx_http_malloc_board_ranges(cycle, NULL,
                                                    shm->sh->zones);
@@ -277,8 +278,8 @@ ngx_http_malloc_board_close_wake(void *data)
 
 /*
  * A new worker, whether from a reload or respawned after a crash, takes
- * its slot; it has no result for commands posted before it: they are
- * over for it.  The desired state is the apply hook's to bring.
+ * its slot; the commands posted before its generation began are over for
+ * it.  The desired state is the apply hook's to bring.
  */
 
 ngx_int_t
@@ -297,13 +298,23 @@ ngx_http_malloc_board_init_process(ngx_cycle_t *cycle,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
+    /*
+     * what was posted to the generation before its first workers came up
+     * (by an old worker, between the reload and their start) is for them
+     * too; a worker respawned later starts from now, as the one it
+     * replaces is reported restarted
+     */
+
+    peer = &shm->sh->ring.peers[ngx_worker];
+
     ngx_http_malloc_view.generation = shm->sh->ring.generation;
-    ngx_http_malloc_view.applied = shm->sh->ring.seq;
+    ngx_http_malloc_view.applied =
+        (peer->generation == shm->sh->ring.generation && peer->pid != 0)
+        ? shm->sh->ring.seq : shm->sh->ring.begun;
 
     slot = &shm->sh->slots[ngx_worker];
     ngx_memzero(slot, sizeof(ngx_http_malloc_slot_t));
 
-    peer = &shm->sh->ring.peers[ngx_worker];
     peer->pid = ngx_pid;
     peer->generation = ngx_http_malloc_view.generation;
     peer->applied = ngx_http_malloc_view.applied;

@@ -62,6 +62,8 @@ typedef struct {
 typedef struct {
     uint64_t                    seq;        /* of the last command */
     uint64_t                    generation; /* the current one */
+    uint64_t                    begun;      /* seq as it began: its workers
+                                               apply what came after */
     size_t                      npeers;     /* workers of that generation */
     ngx_http_malloc_ring_entry_t  entries[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_ring_peer_t   peers[NGX_HTTP_MALLOC_RING_PEERS];
@@ -119,7 +121,7 @@ int ngx_http_malloc_ring_next(ngx_http_malloc_ring_t *ring, uint64_t applied,
 /* the worker at "index" of the current generation; 1 when it is live */
 int ngx_http_malloc_ring_live(ngx_http_malloc_ring_t *ring, size_t index);
 
-/* a text for a given-up entry: "NGX_HTTP_MALLOC_RING_TEXT" bytes */
+/* what held a given-up entry, for the log; its length, cut to "size" */
 #define NGX_HTTP_MALLOC_RING_TEXT     160
 
 size_t ngx_http_malloc_ring_given_text(const ngx_http_malloc_ring_given_t *g,
