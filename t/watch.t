@@ -15,6 +15,7 @@ use lib "$FindBin::Bin/lib";
 
 use Test::More;
 use Time::HiRes qw(sleep time);
+use Time::Local qw(timegm);
 use MallocTest qw(poll_until held);
 
 $ENV{HOME} = '/tmp';
@@ -83,12 +84,21 @@ like($w->{last_firing} // '', qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
      'GET /: the last firing, in ISO 8601');
 ok($w->{last_grew} >= 32 * $MB, "GET /: it grew by $w->{last_grew} bytes");
 
+# a window that ends after the leak stopped may have seen none of it in
+# its second half: only those written while it went on must show it
+my $leaking = 0;
 for my $s (@snap) {
+    my ($y, $mo, $d, $h, $mi, $sec) =
+        $s->{name} =~ /^snapshot-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/;
+    next unless defined $sec
+        && timegm($sec, $mi, $h, $d, $mo - 1, $y) < $end - 1;
+    $leaking++;
     my $r = $t->get("/malloc/pprof/heap.json?snapshot=$s->{name}");
     my $mb = $r->{json} ? held($r->{json}, 'ngx_http_malloc_test_hold') : 0;
     ok($mb > 0, "$s->{name}: holds $mb MiB in the function that leaks")
         or diag(substr($r->{body} // '', 0, 600));
 }
+ok($leaking >= 2, "$leaking snapshots written while the leak went on");
 
 is($log =~ /given up/ ? 1 : 0, 0, 'no command was given up');
 unlike($log, qr/\[(warn|error)\].*malloc_watch/, 'nothing at warn');
