@@ -336,7 +336,7 @@ my $log = $t->log_text;
 my @grew = $log =~ /heap grew by \d+ bytes/g;
 my @peaks = $log =~ /heap at a new peak/g;
 my @written = $log =~ /heap snapshot \S+ for (?:growth|peak) written/g;
-note "watch: $w->{firings} firings (" . scalar(@grew) . ' growths, '
+diag "watch: $w->{firings} firings (" . scalar(@grew) . ' growths, '
     . scalar(@peaks) . " peaks), $w->{snapshots} snapshots";
 ok(@grew >= 1, 'the leak fired the watch: ' . scalar(@grew) . ' times');
 is($w->{firings}, @grew + @peaks, 'GET /: every firing counted');
@@ -366,7 +366,9 @@ for my $l (split /\n/, $log) {
     # a request's, or the configuration's (nginx says those at each read)
     next if $l =~ /, client: / || $l =~ / in \S+:\d+$/;
     (my $text = $l) =~ s/^\S+ \S+ \[\w+\] \d+#\d+: (\*\d+ )?//;
-    next if $text =~ qr/^(?:signal |reconfiguring|using the |start worker|gracefully shutting|exiting|exit$|worker process |using inherited|start cache|cache manager|cache loader)/;
+    next if $text =~ /^(?:signal\ |reconfiguring|using\ the\ |start\ worker
+                          |gracefully\ shutting|exiting|exit$|worker\ process
+                          \ |using\ inherited|cache\ (?:manager|loader))/x;
     $seen{$text}++;
 }
 my $minutes = int($secs / 60) + 1;
@@ -377,7 +379,7 @@ is(join("\n", @spam), '', "no line of the module's repeated more than "
 $t->no_alerts;
 $t->stop;
 
-note sprintf "day: %d s, %d reloads, %d writes, %d reads, %d firings, "
+diag sprintf "day: %d s, %d reloads, %d writes, %d reads, %d firings, "
     . "%d pushes", $secs, scalar @reloads, scalar @writes, scalar @reads,
     $w->{firings}, $collected;
 
