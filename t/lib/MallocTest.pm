@@ -132,6 +132,17 @@ sub doc_blocks {
 our $PORT_BASE = $ENV{TEST_PORT_BASE} || 10000;
 our $PORT_SPAN = 3500;
 my $RESERVED = '/tmp/malloc-test-ports';
+my @reserved;
+
+# the reservations this process took go with it (not a forked child's)
+END {
+    for my $dir (@reserved) {
+        my $owner = do { open my $fh, '<', "$dir/pid"; <$fh> } // '';
+        next unless $owner eq $$;
+        unlink "$dir/pid";
+        rmdir $dir;
+    }
+}
 
 sub free_port {
     mkdir $RESERVED, 01777;
@@ -166,6 +177,7 @@ sub reserve_port {
     open my $fh, '>', "$dir/pid" or return 0;
     print $fh $$;
     close $fh;
+    push @reserved, $dir;
     return 1;
 }
 
