@@ -244,6 +244,7 @@ ngx_http_malloc_board_init_module(ngx_cycle_t *cycle,
 
     shm->sh->ring.generation++;
     shm->sh->ring.begun = shm->sh->ring.seq;
+    shm->sh->ring.begun_at = ngx_current_msec;
     shm->sh->ring.npeers = workers;
     shm->sh->nzones = ngx_http_malloc_board_ranges(cycle, NULL,
                                                    shm->sh->zones);

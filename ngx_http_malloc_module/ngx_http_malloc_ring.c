@@ -151,8 +151,17 @@ ngx_http_malloc_ring_pending(ngx_http_malloc_ring_t *ring,
     for (i = 0; i < ring->npeers && i < NGX_HTTP_MALLOC_RING_PEERS; i++) {
         p = &ring->peers[i];
 
-        if (ngx_http_malloc_ring_live(ring, i) && p->applied < e->seq
-            && (int64_t) (now - p->published) <= NGX_HTTP_MALLOC_RING_STALE)
+        if (ngx_http_malloc_ring_live(ring, i)
+            ? p->applied < e->seq
+              && (int64_t) (now - p->published) <= NGX_HTTP_MALLOC_RING_STALE
+            /*
+             * a worker of the generation that is not up yet: what was
+             * posted to the generation is for it too (old workers post
+             * between a reload and the new workers' start), unless it
+             * does not come up within the stale time
+             */
+            : e->seq > ring->begun
+              && (int64_t) (now - ring->begun_at) <= NGX_HTTP_MALLOC_RING_STALE)
         {
             if (n++ == 0) {
                 *first = i;

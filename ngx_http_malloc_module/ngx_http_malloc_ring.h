@@ -64,6 +64,7 @@ typedef struct {
     uint64_t                    generation; /* the current one */
     uint64_t                    begun;      /* seq as it began: its workers
                                                apply what came after */
+    uint64_t                    begun_at;   /* ms, as it began */
     size_t                      npeers;     /* workers of that generation */
     ngx_http_malloc_ring_entry_t  entries[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_ring_peer_t   peers[NGX_HTTP_MALLOC_RING_PEERS];

@@ -763,8 +763,8 @@ test('50k stacks: built, laid out and searched quickly', (t) => {
     assert.ok(frames.marks.every((m) => m.frames > 0 && m.bytes > 0));
     assert.ok(rows.length > 1000);
     assert.ok(found.share > 0 && found.share <= 1);
-    // the tree is the server's: built well under the profile's parse
-    assert.ok(Number(t1 - t0) / 1e6 < 400, ms(t0, t1));
+    // the times are in the diagnostic above; their targets are make
+    // bench's (a test on a loaded machine asserts no time)
 
     // zoomed into the widest path, the frames stay within the width
     const widest = F.children(tree, F.children(tree, 0)[0])[0];

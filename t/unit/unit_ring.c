@@ -349,6 +349,50 @@ test_reload(void)
 
     ok(post(0, TIMEOUT, WRITE) != 0, "reload: room at once after it");
     is_int((long) ngiven, 0, "reload: nothing given up");
+
+    /*
+     * between a reload and its workers' start, old workers post: their
+     * commands wait for the new workers, which apply from where the
+     * generation began, instead of passing on unseen
+     */
+    fresh(2);
+    ring->generation++;
+    ring->begun = ring->seq;
+    ring->begun_at = now;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_RING; i++) {
+        (void) post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE);
+    }
+
+    is_int((long) post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE), 0,
+           "reload gap: the commands wait for the workers to come");
+
+    for (i = 0; i < 2; i++) {
+        ring->peers[i].pid = 300 + (long) i;
+        ring->peers[i].generation = ring->generation;
+        ring->peers[i].applied = ring->begun;
+        ring->peers[i].published = now;
+    }
+
+    is_int((long) post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE), 0,
+           "reload gap: and for them to apply them");
+    apply_all(2);
+    ok(post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE) != 0,
+       "reload gap: room once they have");
+
+    /* a worker that never comes up holds them no longer than stale */
+    fresh(2);
+    ring->generation++;
+    ring->begun = ring->seq;
+    ring->begun_at = now;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_RING; i++) {
+        (void) post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE);
+    }
+
+    now += NGX_HTTP_MALLOC_RING_STALE + 1;
+    ok(post(NGX_HTTP_MALLOC_RING_NOBODY, 0, WRITE) != 0,
+       "reload gap: a worker that never comes holds nothing past stale");
 }
 
 
