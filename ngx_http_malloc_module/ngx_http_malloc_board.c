@@ -74,6 +74,14 @@ typedef struct {
 } ngx_http_malloc_shm_t;
 
 
+/* entries given up by a put, and their commands, copied under the lock */
+typedef struct {
+    size_t                        n;
+    ngx_http_malloc_ring_given_t  entries[NGX_HTTP_MALLOC_RING];
+    ngx_uint_t                    kinds[NGX_HTTP_MALLOC_RING];
+} ngx_http_malloc_given_t;
+
+
 static ngx_int_t ngx_http_malloc_board_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static void ngx_http_malloc_board_close_wake(void *data);
@@ -83,9 +91,10 @@ static void ngx_http_malloc_board_local(ngx_event_t *ev);
 static void ngx_http_malloc_board_run(ngx_uint_t event, ngx_log_t *log);
 static ngx_uint_t ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
-    ngx_http_malloc_ring_given_t *given, size_t *ngiven);
-static void ngx_http_malloc_board_given_up(ngx_http_malloc_shm_t *shm,
-    ngx_http_malloc_ring_given_t *given, size_t n, ngx_log_t *log);
+    ngx_http_malloc_given_t *given);
+static void ngx_http_malloc_board_given_up(ngx_http_malloc_given_t *given,
+    ngx_log_t *log);
+static const char *ngx_http_malloc_board_kind(ngx_uint_t kind);
 static void ngx_http_malloc_board_wake(ngx_http_malloc_main_conf_t *mmcf);
 static void ngx_http_malloc_board_signal(int fd);
 
@@ -489,22 +498,17 @@ ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
     ngx_log_t *log)
 {
-    size_t                        ngiven;
-    ngx_uint_t                    seq;
-    ngx_http_malloc_shm_t        *shm;
-    ngx_http_malloc_ring_given_t  given[NGX_HTTP_MALLOC_RING];
+    ngx_uint_t               seq;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_given_t  given;
 
     shm = ngx_http_malloc_board_shm(mmcf);
-    ngiven = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
-
-    seq = ngx_http_malloc_board_put(shm->sh, cmd, reserve, wait, given,
-                                    &ngiven);
-
+    seq = ngx_http_malloc_board_put(shm->sh, cmd, reserve, wait, &given);
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
-    ngx_http_malloc_board_given_up(shm, given, ngiven, log);
+    ngx_http_malloc_board_given_up(&given, log);
 
     if (seq == 0) {
         ngx_log_debug2(NGX_LOG_DEBUG_CORE, log, 0,
@@ -528,8 +532,9 @@ ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
 static ngx_uint_t
 ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     ngx_http_malloc_cmd_t *cmd, ngx_uint_t reserve, ngx_msec_t wait,
-    ngx_http_malloc_ring_given_t *given, size_t *ngiven)
+    ngx_http_malloc_given_t *given)
 {
+    size_t      i;
     unsigned    poster;
     ngx_uint_t  seq;
 
@@ -541,10 +546,18 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     poster = (sh->ring.generation == ngx_http_malloc_view.generation)
              ? (unsigned) ngx_worker : NGX_HTTP_MALLOC_RING_NOBODY;
 
+    given->n = 0;
+
     seq = (ngx_uint_t) ngx_http_malloc_ring_put(&sh->ring, poster,
                                                 (long) ngx_pid, wait,
                                                 ngx_current_msec, reserve,
-                                                given, ngiven);
+                                                given->entries, &given->n);
+
+    /* before the new command may take the place of one of them */
+    for (i = 0; i < given->n; i++) {
+        given->kinds[i] = sh->cmds[given->entries[i].index].kind;
+    }
+
     if (seq == 0) {
         return 0;
     }
@@ -573,37 +586,32 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
 
 /*
  * Entries that were held past their time and are used again: each said
- * once, at warn, with what it was and what held it.  The command's copy
- * is read without the lock: its entry is only used again by a later put,
- * which is what these were given up for.
+ * once, at warn, after the unlock, with what it was and what held it.
  */
 
 static void
-ngx_http_malloc_board_given_up(ngx_http_malloc_shm_t *shm,
-    ngx_http_malloc_ring_given_t *given, size_t n, ngx_log_t *log)
+ngx_http_malloc_board_given_up(ngx_http_malloc_given_t *given,
+    ngx_log_t *log)
 {
-    size_t                  i;
-    ngx_http_malloc_cmd_t  *cmd;
-    char                    text[NGX_HTTP_MALLOC_RING_TEXT];
+    size_t  i;
+    char    text[NGX_HTTP_MALLOC_RING_TEXT];
 
-    for (i = 0; i < n; i++) {
-        cmd = &shm->sh->cmds[given[i].index];
-
-        (void) ngx_http_malloc_ring_given_text(&given[i], text,
+    for (i = 0; i < given->n; i++) {
+        (void) ngx_http_malloc_ring_given_text(&given->entries[i], text,
                                                sizeof(text));
 
         ngx_log_error(NGX_LOG_WARN, log, 0,
                       "heap profiling command %s (seq %ui) given up: %s; "
                       "its place among the commands is used again",
-                      ngx_http_malloc_board_kind(cmd->kind),
-                      (ngx_uint_t) given[i].seq, text);
+                      ngx_http_malloc_board_kind(given->kinds[i]),
+                      (ngx_uint_t) given->entries[i].seq, text);
     }
 }
 
 
 /* the name of a command, as its endpoint has it */
 
-const char *
+static const char *
 ngx_http_malloc_board_kind(ngx_uint_t kind)
 {
     switch (kind) {
@@ -1117,11 +1125,10 @@ ngx_uint_t
 ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    size_t                        ngiven;
-    ngx_uint_t                    seq;
-    ngx_http_malloc_shm_t        *shm;
-    ngx_http_malloc_cmd_t         cmd;
-    ngx_http_malloc_ring_given_t  given[NGX_HTTP_MALLOC_RING];
+    ngx_uint_t               seq;
+    ngx_http_malloc_shm_t   *shm;
+    ngx_http_malloc_cmd_t    cmd;
+    ngx_http_malloc_given_t  given;
 
     shm = ngx_http_malloc_board_shm(mmcf);
 
@@ -1134,7 +1141,7 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     cmd.arg = 0;
 
     seq = 0;
-    ngiven = 0;
+    given.n = 0;
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
@@ -1143,12 +1150,12 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     if (shm->sh->prof_active && shm->sh->active_until != 0
         && (ngx_msec_int_t) (shm->sh->active_until - ngx_current_msec) <= 0)
     {
-        seq = ngx_http_malloc_board_put(shm->sh, &cmd, 0, 0, given, &ngiven);
+        seq = ngx_http_malloc_board_put(shm->sh, &cmd, 0, 0, &given);
     }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
-    ngx_http_malloc_board_given_up(shm, given, ngiven, log);
+    ngx_http_malloc_board_given_up(&given, log);
 
     if (seq == 0) {
         return 0;

@@ -35,6 +35,15 @@ typedef enum {
 } ngx_http_malloc_cmd_e;
 
 
+/*
+ * A command whose effect is the desired state (profiling on or off, a
+ * reset's rate): a worker that came up after it runs in that state.
+ */
+#define ngx_http_malloc_cmd_is_state(kind)                                    \
+    ((kind) == NGX_HTTP_MALLOC_CMD_ACTIVE                                     \
+     || (kind) == NGX_HTTP_MALLOC_CMD_RESET)
+
+
 /* what the hooks are called for */
 typedef enum {
     NGX_HTTP_MALLOC_HOOK_WAKE = 0,   /* a command or an answer arrived */
@@ -176,7 +185,6 @@ ngx_uint_t ngx_http_malloc_board_post(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 void ngx_http_malloc_board_close(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq);
-const char *ngx_http_malloc_board_kind(ngx_uint_t kind);
 ngx_uint_t ngx_http_malloc_board_workers(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t seq, ngx_http_malloc_worker_t *workers, ngx_uint_t *n);
 ngx_http_malloc_worker_t *ngx_http_malloc_board_copy(

@@ -736,9 +736,7 @@ ngx_http_malloc_result_missed(ngx_http_request_t *r,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE
-        || ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET)
-    {
+    if (ngx_http_malloc_cmd_is_state(ctx->cmd.kind)) {
         return NULL;
     }
 

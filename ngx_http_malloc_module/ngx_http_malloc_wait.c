@@ -224,8 +224,7 @@ static ngx_uint_t
 ngx_http_malloc_collect_again(ngx_http_malloc_collect_t *co)
 {
     if (co->seq == 0 || co->again || co->cmd->target != 0
-        || co->cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE
-        || co->cmd->kind == NGX_HTTP_MALLOC_CMD_RESET
+        || ngx_http_malloc_cmd_is_state(co->cmd->kind)
         || co->generation == ngx_http_malloc_board_generation(co->mmcf)
         || (ngx_msec_int_t) (co->deadline - ngx_current_msec) <= 0)
     {
