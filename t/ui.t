@@ -84,11 +84,14 @@ is($t->post('/malloc/ui', '')->{status}, 405, 'POST ui: 405');
 
 is($t->post('/malloc/prof_active', 'true')->{status}, 200, 'profiling on');
 is($t->get('/t/alloc?mb=48&block=8')->{status}, 200, '48 MiB held');
+# off again, so that what the page reads and caches while it runs (and
+# the snapshots every second) is never sampled: one stack, as asserted
+is($t->post('/malloc/prof_active', 'false')->{status}, 200, 'profiling off');
 
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 53 unless $chromium;
+    skip $why, 54 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my $dom = dom($url, budget => 15000);
@@ -233,7 +236,10 @@ JS
     like($seen->{hidden}[1], qr/^4[789]\.\d MiB/,
          'hide: its caller holds the bytes');
 
-    # a snapshot compared with now: what was held since grew
+    # a snapshot compared with now: what was held since grew (snapshots
+    # are taken while profiling is on)
+    is($t->post('/malloc/prof_active', 'true')->{status}, 200,
+       'profiling on again');
 
     my $snap = poll_until(10, sub {
         my $s = $t->get('/malloc/snapshots')->{json}{snapshots};
