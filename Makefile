@@ -19,12 +19,12 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
 	             origin.c folded.c pipeline.c rss.c demangle.c \
-	             protobuf.c otlp.c ring.c)
+	             protobuf.c otlp.c ring.c tally.c)
 CORE_LIBS := -ljansson -lz -lm
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
-	             folded pipeline rss demangle otlp ring)
+	             folded pipeline rss demangle otlp ring tally)
 FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
-	             origin rss demangle ring)
+	             origin rss demangle ring tally)
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \

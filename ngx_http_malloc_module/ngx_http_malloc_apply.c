@@ -7,7 +7,8 @@
  * never wait for it.
  *
  * Owns: the dump in progress, the reading of smaps.  Calls: board,
- * threads, and the pure core (jemalloc, dump, path, rss).  Reached by the
+ * threads, walk (GET traffic's part, malloc_traffic's figures), and the
+ * pure core (jemalloc, dump, path, rss).  Reached by the
  * board through its hooks.
  */
 
@@ -24,6 +25,7 @@
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_dump.h"
 #include "ngx_http_malloc_rss.h"
+#include "ngx_http_malloc_walk.h"
 
 
 /* hidden files older than this were left by a worker that died */
@@ -89,8 +91,8 @@ static void ngx_http_malloc_apply_swept(void *data, const char *name);
 static void ngx_http_malloc_apply_late(ngx_http_malloc_main_conf_t *mmcf,
     const char *name, ngx_http_malloc_result_t *res, ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_report(
-    ngx_http_malloc_main_conf_t *mmcf, u_char *tmpl, char *name, int *err,
-    off_t *bytes);
+    ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_cmd_t *cmd,
+    char *name, int *err, off_t *bytes);
 static void ngx_http_malloc_apply_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_result_t *res);
 static void ngx_http_malloc_apply_sync(ngx_http_malloc_main_conf_t *mmcf,
@@ -227,6 +229,10 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
     if (!ngx_http_malloc_tasks.dumping) {
         ngx_http_malloc_apply_publish(mmcf);
         ngx_http_malloc_apply_rss((ngx_cycle_t *) ngx_cycle, mmcf, 0, log);
+
+        if (mmcf->traffic == 1) {
+            ngx_http_malloc_walk_publish(mmcf, log);
+        }
     }
 }
 
@@ -463,8 +469,9 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
         break;
 
     case NGX_HTTP_MALLOC_CMD_STATS:
+    case NGX_HTTP_MALLOC_CMD_TRAFFIC:
         if (cmd->tmpl[0] != '\0') {
-            res->rc = ngx_http_malloc_apply_report(mmcf, cmd->tmpl, name,
+            res->rc = ngx_http_malloc_apply_report(mmcf, cmd, name,
                                                    &res->err, &res->bytes);
 
             if (res->rc == NGX_HTTP_MALLOC_DUMP_OK) {
@@ -483,6 +490,7 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
                       "in this worker",
                       cmd->kind == NGX_HTTP_MALLOC_CMD_RESET ? "reset"
                       : cmd->kind == NGX_HTTP_MALLOC_CMD_PURGE ? "purge"
+                      : cmd->kind == NGX_HTTP_MALLOC_CMD_TRAFFIC ? "traffic"
                       : "statistics");
     }
 
@@ -688,16 +696,20 @@ ngx_http_malloc_apply_swept(void *data, const char *name)
 }
 
 
-/* jemalloc's full JSON report, into a hidden file the poster reads back */
+/*
+ * jemalloc's full JSON report, or this worker's traffic, into a hidden
+ * file the poster reads back; a file that could not be written whole is
+ * removed (a full disk leaves nothing behind).
+ */
 
 static ngx_int_t
 ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
-    u_char *tmpl, char *name, int *err, off_t *bytes)
+    ngx_http_malloc_cmd_t *cmd, char *name, int *err, off_t *bytes)
 {
     int          dfd, fd;
     struct stat  st;
 
-    if (ngx_http_malloc_apply_name(tmpl, name) != NGX_OK) {
+    if (ngx_http_malloc_apply_name(cmd->tmpl, name) != NGX_OK) {
         *err = NGX_ENAMETOOLONG;
         return NGX_HTTP_MALLOC_RC_STATS;
     }
@@ -713,19 +725,35 @@ ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     *err = (fd == -1) ? ngx_errno : 0;
 
-    (void) close(dfd);
-
     if (fd == -1) {
+        (void) close(dfd);
         return NGX_HTTP_MALLOC_DUMP_CREATE;
     }
 
-    *err = ngx_http_malloc_je_stats_json(fd);
+    if (cmd->kind == NGX_HTTP_MALLOC_CMD_TRAFFIC) {
+        *err = ngx_http_malloc_walk_report(mmcf, (size_t) cmd->arg,
+                                           !ngx_http_malloc_tasks.dumping,
+                                           fd);
+
+    } else {
+        *err = ngx_http_malloc_je_stats_json(fd);
+    }
 
     if (*err == 0 && fstat(fd, &st) == 0) {
         *bytes = st.st_size;
     }
 
     (void) close(fd);
+
+    if (*err != 0) {
+        (void) unlinkat(dfd, name, 0);
+    }
+
+    (void) close(dfd);
+
+    if (*err == NGX_ENOSPC) {
+        return NGX_HTTP_MALLOC_DUMP_SPACE;
+    }
 
     return *err ? NGX_HTTP_MALLOC_RC_STATS : NGX_HTTP_MALLOC_DUMP_OK;
 }

@@ -43,6 +43,10 @@ typedef struct {
     ngx_http_malloc_rss_t       rss;
     ngx_http_malloc_rss_t       rss_start;
     ngx_http_malloc_result_t    results[NGX_HTTP_MALLOC_RING];
+    ngx_http_malloc_tally_table_t  *traffic;  /* malloc_traffic on: in the
+                                                 zone's slab pool, NULL:
+                                                 none yet */
+    ngx_uint_t                  traffic_failed;  /* said once */
 } ngx_http_malloc_slot_t;
 
 
@@ -135,8 +139,10 @@ ngx_http_malloc_board_add(ngx_conf_t *cf, ngx_http_malloc_main_conf_t *mmcf)
         return NGX_ERROR;
     }
 
+    /* and room for the workers' traffic tables (malloc_traffic) */
+
     size = ngx_align(sizeof(ngx_http_malloc_shctx_t), ngx_pagesize)
-           + 8 * ngx_pagesize;
+           + (8 + NGX_HTTP_MALLOC_TRAFFIC_PAGES) * ngx_pagesize;
 
     mmcf->shm_zone = ngx_shared_memory_add(cf, &ngx_http_malloc_zone_name,
                                            size, &ngx_http_malloc_module);
@@ -631,6 +637,9 @@ ngx_http_malloc_board_kind(ngx_uint_t kind)
     case NGX_HTTP_MALLOC_CMD_PURGE:
         return "purge";
 
+    case NGX_HTTP_MALLOC_CMD_TRAFFIC:
+        return "traffic";
+
     default:
         return "none";
     }
@@ -941,6 +950,105 @@ ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/*
+ * malloc_traffic on: this worker's traffic table, copied into the zone
+ * about every second.  A table too small for the rows is made again;
+ * the zone too full for it is said once, and the figures stay out.
+ */
+
+void
+ngx_http_malloc_board_publish_traffic(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_tally_table_t *table, ngx_log_t *log)
+{
+    size_t                          cap;
+    ngx_uint_t                      failed;
+    ngx_http_malloc_shm_t          *shm;
+    ngx_http_malloc_slot_t         *slot;
+    ngx_http_malloc_tally_table_t  *t;
+
+    if (!ngx_http_malloc_board_current(mmcf)) {
+        return;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    failed = 0;
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    slot = &shm->sh->slots[ngx_worker];
+    t = slot->traffic;
+
+    if (t == NULL || t->cap < table->n) {
+        if (t != NULL) {
+            ngx_slab_free_locked(shm->shpool, t);
+        }
+
+        cap = ngx_max(table->n, 16);
+        t = ngx_slab_alloc_locked(shm->shpool,
+                                  ngx_http_malloc_tally_table_size(cap));
+        slot->traffic = t;
+
+        if (t == NULL) {
+            failed = !slot->traffic_failed;
+            slot->traffic_failed = 1;
+            goto done;
+        }
+
+        t->cap = cap;
+    }
+
+    cap = t->cap;
+    ngx_memcpy(t, table, ngx_http_malloc_tally_table_size(table->n));
+    t->cap = cap;
+    t->generation = shm->sh->ring.generation;
+
+done:
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    if (failed) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "the shared zone \"%V\" has no "
+                      "room for the traffic figures of worker %ui (%uz "
+                      "locations): GET traffic still walks it",
+                      &ngx_http_malloc_zone_name, ngx_worker, table->n);
+    }
+}
+
+
+/* a worker's published traffic table, copied; NULL: none of this cycle */
+
+ngx_http_malloc_tally_table_t *
+ngx_http_malloc_board_traffic(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_pool_t *pool, ngx_uint_t worker)
+{
+    ngx_http_malloc_shm_t          *shm;
+    ngx_http_malloc_tally_table_t  *t, *copy;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+    copy = NULL;
+
+    if (worker >= NGX_MAX_PROCESSES) {
+        return NULL;
+    }
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    t = shm->sh->slots[worker].traffic;
+
+    if (t != NULL && t->generation == shm->sh->ring.generation) {
+        copy = ngx_palloc(pool, ngx_http_malloc_tally_table_size(t->n));
+
+        if (copy != NULL) {
+            ngx_memcpy(copy, t, ngx_http_malloc_tally_table_size(t->n));
+        }
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return copy;
 }
 
 

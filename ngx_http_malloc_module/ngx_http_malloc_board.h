@@ -19,7 +19,11 @@
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_rss.h"
 #include "ngx_http_malloc_ring.h"
+#include "ngx_http_malloc_tally.h"
 
+
+/* the zone's pages for the workers' traffic tables (malloc_traffic) */
+#define NGX_HTTP_MALLOC_TRAFFIC_PAGES  256
 
 /* a worker whose figures are older than this shows as stale */
 #define NGX_HTTP_MALLOC_STALE_MS     NGX_HTTP_MALLOC_RING_STALE
@@ -31,7 +35,8 @@ typedef enum {
     NGX_HTTP_MALLOC_CMD_DUMP,
     NGX_HTTP_MALLOC_CMD_STATS,
     NGX_HTTP_MALLOC_CMD_RESET,
-    NGX_HTTP_MALLOC_CMD_PURGE
+    NGX_HTTP_MALLOC_CMD_PURGE,
+    NGX_HTTP_MALLOC_CMD_TRAFFIC
 } ngx_http_malloc_cmd_e;
 
 
@@ -57,7 +62,8 @@ typedef void (*ngx_http_malloc_hook_pt)(ngx_log_t *log);
 typedef struct {
     ngx_uint_t                  kind;       /* ngx_http_malloc_cmd_e */
     ngx_int_t                   arg;        /* ACTIVE: 0 or 1; RESET:
-                                               lg_sample, or -1 */
+                                               lg_sample, or -1; TRAFFIC:
+                                               the top requests kept */
     ngx_msec_t                  duration;   /* ACTIVE: of profiling */
     ngx_pid_t                   target;     /* DUMP: one worker, 0: all */
     u_char                      tmpl[NGX_HTTP_MALLOC_TMPL_MAX];
@@ -212,6 +218,10 @@ ngx_int_t ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf);
 void ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_rss_t *rss);
 ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
+void ngx_http_malloc_board_publish_traffic(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_tally_table_t *table, ngx_log_t *log);
+ngx_http_malloc_tally_table_t *ngx_http_malloc_board_traffic(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_pool_t *pool, ngx_uint_t worker);
 ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 

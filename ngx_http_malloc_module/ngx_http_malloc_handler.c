@@ -8,7 +8,7 @@
  * jemalloc.  Every answer, errors included, is JSON.
  *
  * Owns: the endpoint table.  Calls: the endpoint files (commands,
- * profile, stats, snapshot, ui), reply, and the pure core (origin,
+ * profile, stats, traffic, snapshot, ui), reply, and the pure core (origin,
  * jemalloc).
  */
 
@@ -25,6 +25,7 @@
 #include "ngx_http_malloc_commands.h"
 #include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_stats.h"
+#include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_snapshot.h"
 #include "ngx_http_malloc_ui.h"
 #include "ngx_http_malloc_origin.h"
@@ -131,6 +132,12 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       "text/plain; version=0.0.4; charset=utf-8", NULL,
       ngx_http_malloc_metrics },
+
+    { ngx_string("traffic"), NGX_HTTP_MALLOC_EP_TRAFFIC,
+      NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
+      0, 0, 0,
+      NULL, NULL,
+      ngx_http_malloc_traffic },
 
     { ngx_string("prof_reset"), NGX_HTTP_MALLOC_EP_PROF_RESET,
       NGX_HTTP_POST, ngx_string("POST"),

@@ -7,7 +7,7 @@
  * Owns: the configuration.  Calls: board, threads, wait, apply,
  * schedule, export (start-up; malloc_export's directive), handler (the
  * location's handler), profile (the symbols preloaded by the master),
- * origin (directive checks).
+ * walk (malloc_traffic's log phase handler), origin (directive checks).
  */
 
 
@@ -24,6 +24,7 @@
 #include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_origin.h"
+#include "ngx_http_malloc_walk.h"
 
 
 static void *ngx_http_malloc_create_main_conf(ngx_conf_t *cf);
@@ -101,6 +102,13 @@ static ngx_command_t  ngx_http_malloc_commands[] = {
       0,
       NULL },
 
+    { ngx_string("malloc_traffic"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_malloc_main_conf_t, traffic),
+      NULL },
+
     { ngx_string("malloc_export"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
       ngx_http_malloc_export_conf,
@@ -159,10 +167,12 @@ ngx_http_malloc_create_main_conf(ngx_conf_t *cf)
      *     mmcf->dump_dir = NULL;
      *     mmcf->shm_zone = NULL;
      *     mmcf->admin = 0;
+     *     mmcf->nlocs = 0;
      */
 
     mmcf->dump_max_size = NGX_CONF_UNSET;
     mmcf->threads = NGX_CONF_UNSET_UINT;
+    mmcf->traffic = NGX_CONF_UNSET;
 
     return mmcf;
 }
@@ -191,6 +201,7 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
 
     /* a dump and a profile's build at once; each thread has its caches */
     ngx_conf_init_uint_value(mmcf->threads, 2);
+    ngx_conf_init_value(mmcf->traffic, 0);
 
     if (ngx_http_malloc_export_check(cf, mmcf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;
@@ -395,6 +406,7 @@ ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
         return NULL;
     }
 
+    mlcf->traffic_row = -1;
     mlcf->admin = NGX_CONF_UNSET;
     mlcf->write = NGX_CONF_UNSET;
     mlcf->timeout = NGX_CONF_UNSET_MSEC;
@@ -409,6 +421,13 @@ ngx_http_malloc_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
     ngx_http_malloc_loc_conf_t *prev = parent;
     ngx_http_malloc_loc_conf_t *conf = child;
+
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    /* each server and location may be a row of the traffic view */
+
+    mmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_malloc_module);
+    mmcf->nlocs++;
 
     ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
 
@@ -764,6 +783,10 @@ ngx_http_malloc_postconfiguration(ngx_conf_t *cf)
     /* created by the master and given to the worker user, as temp paths */
 
     if (ngx_add_path(cf, &mmcf->dump_dir) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_malloc_walk_init(cf, mmcf) != NGX_OK) {
         return NGX_ERROR;
     }
 

@@ -58,6 +58,7 @@ typedef enum {
     NGX_HTTP_MALLOC_EP_PPROF_CMDLINE,
     NGX_HTTP_MALLOC_EP_STATS,
     NGX_HTTP_MALLOC_EP_METRICS,
+    NGX_HTTP_MALLOC_EP_TRAFFIC,
     NGX_HTTP_MALLOC_EP_PROF_RESET,
     NGX_HTTP_MALLOC_EP_PURGE,
     NGX_HTTP_MALLOC_EP_SNAPSHOTS,
@@ -125,6 +126,12 @@ typedef struct {
     ngx_uint_t                        threads;       /* malloc_threads,
                                                         per worker */
     ngx_uint_t                        admin;         /* unsigned admin:1; */
+    ngx_flag_t                        traffic;       /* malloc_traffic */
+    ngx_uint_t                        nlocs;         /* servers' and
+                                                        locations' confs
+                                                        merged */
+    ngx_array_t                       traffic_locs;  /* of walk_loc_t, room
+                                                        for nlocs + 1 */
 
     /* how the master sampled as it read this configuration */
     ngx_int_t                         master_lg;     /* 2^it bytes; -1:
@@ -139,6 +146,8 @@ typedef struct {
     ngx_msec_t                  timeout;
     char                       *trusted;   /* malloc_trusted_origin: the
                                               origins, space-separated */
+    ngx_int_t                   traffic_row;   /* this worker's row of the
+                                                  location, -1: not yet */
 } ngx_http_malloc_loc_conf_t;
 
 

@@ -25,9 +25,6 @@
 #include "ngx_http_malloc_dump.h"
 
 
-static json_t *ngx_http_malloc_result_json(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
-    ngx_uint_t *status, json_t **error);
 static void ngx_http_malloc_result_fields(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w);
 static const char *ngx_http_malloc_result_missed(ngx_http_request_t *r,
@@ -396,7 +393,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     failed = 0;
 
     for (i = 0; i < n; i++) {
-        w = ngx_http_malloc_result_json(r, ctx, &answers[i], &status,
+        w = ngx_http_malloc_worker_result(r, ctx, &answers[i], &status,
                                         &error);
         json_array_append_new(workers, w);
 
@@ -547,9 +544,12 @@ ngx_http_malloc_sampler_bytes(size_t small, size_t lg, size_t size)
 }
 
 
-static json_t *
-ngx_http_malloc_result_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_http_malloc_worker_t *a, ngx_uint_t *status, json_t **error)
+/* a worker's part of an answer; the first failure sets *status, *error */
+
+json_t *
+ngx_http_malloc_worker_result(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a,
+    ngx_uint_t *status, json_t **error)
 {
     json_t      *w;
     ngx_uint_t   st;

@@ -42,6 +42,9 @@ json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,
     ngx_uint_t state);
 ngx_int_t ngx_http_malloc_results(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
+json_t *ngx_http_malloc_worker_result(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a,
+    ngx_uint_t *status, json_t **error);
 
 /* a process's memory: rss_parts, and its growth outside malloc or null */
 json_t *ngx_http_malloc_rss_json(ngx_http_malloc_rss_t *rss,

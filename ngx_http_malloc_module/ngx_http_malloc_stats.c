@@ -9,7 +9,8 @@
  * removed.
  *
  * Owns: the figures' names and help texts.  Calls: wait, reply, board,
- * and the pure core (path, jemalloc, rss).
+ * traffic (malloc_traffic's figures), and the pure core (path, jemalloc,
+ * rss).
  */
 
 
@@ -27,6 +28,7 @@
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_rss.h"
+#include "ngx_http_malloc_traffic.h"
 
 
 typedef struct {
@@ -125,25 +127,29 @@ static ngx_int_t
 ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx)
 {
-    size_t                       *value;
-    json_t                        *json, *workers, *totals;
-    ngx_uint_t                     i, k, n, stale;
-    ngx_uint_t                     nzones;
-    ngx_http_malloc_worker_t      *w;
-    ngx_http_malloc_main_conf_t   *mmcf;
-    size_t                         sums[6];
-    ngx_http_malloc_zone_t         zones[NGX_HTTP_MALLOC_RSS_ZONES];
+    size_t                          *value;
+    json_t                          *json, *workers, *totals, *wj, *text;
+    ngx_uint_t                       i, k, n, stale;
+    ngx_uint_t                       nzones;
+    ngx_http_malloc_worker_t        *w;
+    ngx_http_malloc_main_conf_t     *mmcf;
+    ngx_http_malloc_tally_table_t  **tables;
+    size_t                           sums[6];
+    ngx_http_malloc_zone_t           zones[NGX_HTTP_MALLOC_RSS_ZONES];
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
     nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
+    tables = ngx_pcalloc(r->pool, (n + 1) * sizeof(void *));
 
     json = json_object();
     workers = json_array();
     totals = json_object();
 
-    if (w == NULL || json == NULL || workers == NULL || totals == NULL) {
+    if (w == NULL || tables == NULL || json == NULL || workers == NULL
+        || totals == NULL)
+    {
         json_decref(json);
         json_decref(workers);
         json_decref(totals);
@@ -154,9 +160,16 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     stale = 0;
 
     for (i = 0; i < n; i++) {
-        json_array_append_new(workers,
-                              ngx_http_malloc_stats_worker(r, ctx, &w[i],
-                                                           zones, nzones));
+        wj = ngx_http_malloc_stats_worker(r, ctx, &w[i], zones, nzones);
+
+        /* malloc_traffic on: what its traffic held at its last walk */
+
+        if (wj != NULL && w[i].pid != 0) {
+            text = ngx_http_malloc_traffic_published(r, &w[i], &tables[i]);
+            json_object_set_new(wj, "traffic", text ? text : json_null());
+        }
+
+        json_array_append_new(workers, wj);
 
         if (w[i].stale) {
             /* the totals are of fresh figures only, as the metrics */
@@ -182,6 +195,10 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     json_object_set_new(json, "stale_workers",
                         json_integer((json_int_t) stale));
     json_object_set_new(json, "totals", totals);
+
+    text = ngx_http_malloc_traffic_sentence(tables, n);
+    json_object_set_new(json, "traffic", text ? json_pack("{so}", "text", text)
+                                              : json_null());
     json_object_set_new(json, "workers", workers);
     json_object_set_new(json, "master", ngx_http_malloc_master_json(mmcf, 1));
 
@@ -271,20 +288,36 @@ ngx_int_t
 ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char *body, size_t len)
 {
-    u_char                       *p, *last, *buf;
-    size_t                        size;
-    ngx_uint_t                    i, n;
-    ngx_http_malloc_worker_t     *w;
-    ngx_http_malloc_main_conf_t  *mmcf;
+    u_char                          *p, *last, *buf;
+    size_t                           size;
+    ngx_uint_t                       i, n, traffic;
+    ngx_http_malloc_worker_t        *w;
+    ngx_http_malloc_main_conf_t     *mmcf;
+    ngx_http_malloc_tally_table_t  **tables;
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
     w = ngx_http_malloc_board_copy(mmcf, r->pool, 0, &n);
-    if (w == NULL) {
+    tables = ngx_pcalloc(r->pool, (n + 1) * sizeof(void *));
+
+    if (w == NULL || tables == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    size = 6144 + n * 2048;
+    /* malloc_traffic on: the tables the workers published */
+
+    traffic = 0;
+
+    for (i = 0; i < n; i++) {
+        if (w[i].pid != 0 && !w[i].stale) {
+            tables[i] = ngx_http_malloc_board_traffic(mmcf, r->pool,
+                                                      w[i].worker);
+            traffic |= (tables[i] != NULL);
+        }
+    }
+
+    size = 6144 + n * 2048
+           + (traffic ? ngx_http_malloc_traffic_metrics_size(tables, n) : 0);
 
     buf = ngx_pnalloc(r->pool, size);
     if (buf == NULL) {
@@ -335,6 +368,10 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     p = ngx_http_malloc_stats_rss(p, last, w, n, mmcf);
     p = ngx_http_malloc_stats_master(p, last, mmcf);
     p = ngx_http_malloc_stats_export(p, last, mmcf);
+
+    if (traffic) {
+        p = ngx_http_malloc_traffic_metrics(p, last, w, tables, n);
+    }
 
     return ngx_http_malloc_send_data(r, ctx->type, NULL, buf, p - buf);
 }

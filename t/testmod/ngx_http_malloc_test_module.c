@@ -32,6 +32,9 @@
  *                              KiB (B bytes each, 1024 by default), by
  *                              ngx_http_malloc_test_drip()
  *
+ *     location /t/alloc        ?pool=KB&hold=MS takes KB KiB of the
+ *                              request's pool and answers MS ms later
+ *
  *     location /t/cxx { malloc_test_cxx; }
  *                              as /t/alloc, with ?mb=N allocated by
  *                              malloc_test::Holder::grow(unsigned long)
@@ -65,6 +68,9 @@ static char *ngx_http_malloc_test_cxx(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static ngx_int_t ngx_http_malloc_test_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_test_cxx_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_malloc_test_pool(ngx_http_request_t *r);
+static void ngx_http_malloc_test_held(ngx_event_t *ev);
+static void ngx_http_malloc_test_unhold(void *data);
 static ngx_inline ngx_int_t ngx_http_malloc_test_serve(ngx_http_request_t *r,
     void *(*hold)(size_t size));
 static void ngx_http_malloc_test_stacks(ngx_int_t n, size_t size);
@@ -360,7 +366,101 @@ ngx_http_malloc_test_map(size_t size)
 static ngx_int_t
 ngx_http_malloc_test_handler(ngx_http_request_t *r)
 {
+    ngx_int_t  rc;
+
+    rc = ngx_http_malloc_test_pool(r);
+    if (rc != NGX_DECLINED) {
+        return rc;
+    }
+
     return ngx_http_malloc_test_serve(r, ngx_http_malloc_test_hold);
+}
+
+
+/*
+ * ?pool=KB takes KB KiB of the request's pool (ngx_palloc, written to);
+ * &hold=MS answers MS ms later: a request of a known size in flight, for
+ * t/traffic.t.  NGX_DECLINED: answer now.
+ */
+
+static ngx_int_t
+ngx_http_malloc_test_pool(ngx_http_request_t *r)
+{
+    u_char              *p;
+    ngx_int_t            kb, ms;
+    ngx_str_t            arg;
+    ngx_event_t         *ev;
+    ngx_pool_cleanup_t  *cln;
+
+    if (ngx_http_get_module_ctx(r, ngx_http_malloc_test_module) != NULL) {
+        return NGX_DECLINED;
+    }
+
+    if (ngx_http_arg(r, (u_char *) "pool", 4, &arg) == NGX_OK) {
+        kb = ngx_atoi(arg.data, arg.len);
+
+        if (kb > 0 && kb <= 65536) {
+            p = ngx_palloc(r->pool, kb * 1024);
+            if (p == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+
+            ngx_memset(p, 0x5a, kb * 1024);
+        }
+    }
+
+    if (ngx_http_arg(r, (u_char *) "hold", 4, &arg) != NGX_OK) {
+        return NGX_DECLINED;
+    }
+
+    ms = ngx_atoi(arg.data, arg.len);
+    if (ms <= 0) {
+        return NGX_DECLINED;
+    }
+
+    ev = ngx_pcalloc(r->pool, sizeof(ngx_event_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (ev == NULL || cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    ev->handler = ngx_http_malloc_test_held;
+    ev->data = r;
+    ev->log = r->connection->log;
+    cln->handler = ngx_http_malloc_test_unhold;
+    cln->data = ev;
+
+    ngx_http_set_ctx(r, ev, ngx_http_malloc_test_module);
+    ngx_add_timer(ev, (ngx_msec_t) ms);
+
+    r->main->count++;
+
+    return NGX_DONE;
+}
+
+
+static void
+ngx_http_malloc_test_held(ngx_event_t *ev)
+{
+    ngx_connection_t    *c;
+    ngx_http_request_t  *r;
+
+    r = ev->data;
+    c = r->connection;
+
+    ngx_http_finalize_request(r, ngx_http_malloc_test_handler(r));
+    ngx_http_run_posted_requests(c);
+}
+
+
+static void
+ngx_http_malloc_test_unhold(void *data)
+{
+    ngx_event_t  *ev = data;
+
+    if (ev->timer_set) {
+        ngx_del_timer(ev);
+    }
 }
 
 
