@@ -75,6 +75,7 @@ static void ngx_http_malloc_apply_rss_thread(void *data);
 static void ngx_http_malloc_apply_rss_done(void *data);
 static void ngx_http_malloc_apply_run(ngx_log_t *log);
 static void ngx_http_malloc_apply_tick(ngx_log_t *log);
+static void ngx_http_malloc_apply_beat(ngx_log_t *log);
 static ngx_int_t ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_cmd_t *cmd, ngx_http_malloc_result_t *res,
     ngx_log_t *log);
@@ -174,15 +175,27 @@ ngx_int_t
 ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
-    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
-        /* nothing to apply: the endpoints say why */
-        return NGX_OK;
-    }
-
     ngx_http_malloc_tasks.dump_task =
         ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_dump_task_t));
     if (ngx_http_malloc_tasks.dump_task == NULL) {
         return NGX_ERROR;
+    }
+
+    if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK) {
+
+        /*
+         * nothing of jemalloc's to apply (its endpoints say why), but
+         * what traffic holds needs no jemalloc: GET traffic's command is
+         * answered, malloc_traffic's figures published
+         */
+
+        ngx_http_malloc_apply_publish(mmcf);
+
+        ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
+                                   ngx_http_malloc_apply_run);
+        ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_TICK,
+                                   ngx_http_malloc_apply_beat);
+        return NGX_OK;
     }
 
     ngx_http_malloc_apply_sync(mmcf, cycle->log);
@@ -233,6 +246,24 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
         if (mmcf->traffic == 1) {
             ngx_http_malloc_walk_publish(mmcf, log);
         }
+    }
+}
+
+
+/* without jemalloc: alive, and malloc_traffic's figures */
+
+static void
+ngx_http_malloc_apply_beat(ngx_log_t *log)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                               ngx_http_malloc_module);
+
+    ngx_http_malloc_apply_publish(mmcf);
+
+    if (mmcf->traffic == 1) {
+        ngx_http_malloc_walk_publish(mmcf, log);
     }
 }
 

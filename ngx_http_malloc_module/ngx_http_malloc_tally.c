@@ -333,10 +333,16 @@ ngx_http_malloc_tally_sentence(char *out, size_t size, uint64_t traffic,
 
     permille = traffic >= allocated ? 1000 : traffic * 1000 / allocated;
 
-    if (permille < 500 || where == NULL) {
+    if (permille < 500) {
         n = snprintf(out, size, "in-flight traffic holds %s of the %s "
                      "allocated (%u.%u%%); the rest is kept outside "
                      "requests: see the heap profile", t, a,
+                     (unsigned) (permille / 10), (unsigned) (permille % 10));
+
+    } else if (where == NULL) {
+        n = snprintf(out, size, "in-flight traffic holds %s of the %s "
+                     "allocated (%u.%u%%): the memory is the traffic, in "
+                     "no request: see its states", t, a,
                      (unsigned) (permille / 10), (unsigned) (permille % 10));
 
     } else {

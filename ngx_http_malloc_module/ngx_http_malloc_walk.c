@@ -594,8 +594,12 @@ ngx_http_malloc_walk_state(ngx_http_request_t *r)
         return NGX_HTTP_MALLOC_TALLY_READING;
     }
 
+    /* a body being read: its rest is -1 before the first bytes come */
+
     if (r->reading_body
-        || (r->request_body && r->request_body->rest != 0))
+        || (r->request_body && r->request_body->rest != 0
+            && (r->headers_in.content_length_n > 0
+                || r->headers_in.chunked)))
     {
         return NGX_HTTP_MALLOC_TALLY_BODY;
     }

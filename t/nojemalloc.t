@@ -88,6 +88,14 @@ check_all($t, 'jemalloc_not_found',
 my $j = $t->get('/malloc/')->{json}{jemalloc};
 ok(!$j->{found}, 'found is false');
 is($j->{state}, 'jemalloc_not_found', 'state');
+
+# what traffic holds needs no jemalloc: glibc's usable sizes, its total
+my $tr = $t->get('/malloc/traffic');
+is($tr->{status}, 200, 'glibc: GET traffic works');
+is($tr->{json}{totals}{allocator}, 'glibc', 'glibc: and says so');
+ok($tr->{json}{totals}{allocated} > 0, 'glibc: its total, from mallinfo2');
+is($tr->{json}{totals}{requests}{n}, 1, 'glibc: the request in flight');
+ok($tr->{json}{top}[0]{bytes} > 0, 'glibc: its pools measured');
 $t->no_alerts;
 $t->stop;
 
