@@ -244,11 +244,11 @@ ngx_http_malloc_traffic_merge(ngx_http_malloc_traffic_sum_t *sum,
     json_object_set(wj, "bytes", json_object_get(part, "bytes"));
     json_object_set(wj, "requests", json_object_get(part, "requests"));
     json_object_set(wj, "allocated", json_object_get(part, "allocated"));
-    json_object_set(wj, "walk_ms", json_object_get(part, "walk_ms"));
+    json_object_set(wj, "walk_us", json_object_get(part, "walk_us"));
     json_object_set_new(wj, "text",
                         ngx_http_malloc_traffic_text(part, locs));
 
-    json_object_del(part, "walk_ms");
+    json_object_del(part, "walk_us");
     ngx_http_malloc_traffic_add(sum->totals, part);
     sum->answered++;
 

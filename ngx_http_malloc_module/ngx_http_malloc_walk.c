@@ -65,6 +65,7 @@ static ngx_int_t ngx_http_malloc_walk_log(ngx_http_request_t *r);
 static ngx_int_t ngx_http_malloc_walk_row(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_request_t *r);
 static uint64_t ngx_http_malloc_walk_pool(ngx_pool_t *pool);
+static uint64_t ngx_http_malloc_walk_us(void);
 static void ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx,
     ngx_pool_t *pool);
 static int ngx_libc_cdecl ngx_http_malloc_walk_cmp(const void *a,
@@ -219,8 +220,8 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_walk_t *w, size_t top, ngx_uint_t stats, ngx_pool_t *pool)
 {
     size_t                       si;
+    uint64_t                     start;
     ngx_uint_t                   i;
-    ngx_msec_t                   start;
     ngx_connection_t            *c;
     ngx_http_malloc_walk_ctx_t   ctx;
     ngx_http_malloc_walk_loc_t  *loc;
@@ -230,8 +231,7 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_memzero(w, sizeof(ngx_http_malloc_walk_t));
 
-    ngx_time_update();
-    start = ngx_current_msec;
+    start = ngx_http_malloc_walk_us();
 
     w->top.cap = top;
     w->top.reqs = ngx_pcalloc(pool,
@@ -320,8 +320,7 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
         w->allocator = "jemalloc";
     }
 
-    ngx_time_update();
-    w->took = ngx_current_msec - start;
+    w->took = ngx_http_malloc_walk_us() - start;
 
     return NGX_OK;
 }
@@ -616,6 +615,19 @@ ngx_http_malloc_walk_state(ngx_http_request_t *r)
 }
 
 
+/* the walk's own time: how long it held the event loop */
+
+static uint64_t
+ngx_http_malloc_walk_us(void)
+{
+    struct timespec  ts;
+
+    (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+
+    return (uint64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+
 /* every block and every large allocation, at its usable size */
 
 static uint64_t
@@ -696,7 +708,7 @@ ngx_http_malloc_walk_json(ngx_http_malloc_main_conf_t *mmcf,
     json_object_set_new(j, "other", ngx_http_malloc_walk_sum(&w->other));
     json_object_set_new(j, "tls_connections", json_integer(w->tls));
     json_object_set_new(j, "quic_connections", json_integer(w->quic));
-    json_object_set_new(j, "walk_ms", json_integer(w->took));
+    json_object_set_new(j, "walk_us", json_integer(w->took));
 
     loc = mmcf->traffic_locs.elts;
 

@@ -43,7 +43,7 @@ typedef struct {
     ngx_uint_t                    quic;     /* not walked */
     size_t                        allocated;    /* 0: not known */
     const char                   *allocator;
-    ngx_msec_t                    took;     /* ms */
+    uint64_t                      took;     /* us, of the event loop */
     ngx_http_malloc_tally_top_t   top;
 } ngx_http_malloc_walk_t;
 

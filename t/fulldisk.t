@@ -110,6 +110,22 @@ like($t->log_text,
      qr/\[error\].*heap dump to ".*full\.\d+\.heap" failed: no space left/,
      'each worker logs its failure');
 
+# no room at all: what the workers write for a read (GET traffic,
+# stats?detail=full) is refused or left out, and never left behind
+
+open my $more, '>>', "$dir/filler" or die $!;
+1 while (syswrite($more, 'x' x 4096) // 0) == 4096;
+close $more;
+
+$r = $t->get('/malloc/traffic');
+is($r->{status}, 507, 'traffic on a full disk: 507');
+is($r->{json}{error}{code}, 'no_space', 'traffic: code no_space');
+is(join(' ', names($dir)), '', 'traffic: no file left');
+
+$r = $t->get('/malloc/stats?detail=full');
+is($r->{status}, 200, 'stats?detail=full on a full disk: the figures');
+is(join(' ', names($dir)), '', 'stats: no report left');
+
 # room again: the same dump is whole, and jeprof reads it
 
 unlink "$dir/filler";
