@@ -359,6 +359,25 @@ $ok += (traffic('?top=1000')->{status} == 200) for 1 .. 40;
 waitpid $churn, 0;
 is($ok, 40, 'churn: every walk answered');
 
+# a reload while the workers walk: a whole answer, or 503 with
+# Retry-After; a reload is not a restart
+
+for (1 .. 3) {
+    my $pid = open(my $kid, '-|') // die $!;
+    if ($pid == 0) {
+        my $a = $t->get('/malloc/traffic');
+        print "$a->{status} " . ($a->{headers}{'retry-after'} // '-')
+            . ' ' . (($a->{json}{error} // {})->{code} // '-') . "\n";
+        POSIX::_exit(0);
+    }
+    select undef, undef, undef, 0.01;
+    $t->reload;
+    chomp(my $line = <$kid> // "");
+    close $kid;
+    like($line, qr/^(200 - -|503 1 workers_changed)$/,
+         "reload mid-walk: whole, or 503 workers_changed ($line)");
+}
+
 # nothing left behind
 
 ok(poll_until(5, sub { !glob($t->dump_dir . '/.profile-*') }),
