@@ -66,6 +66,8 @@ static ngx_int_t ngx_http_malloc_walk_row(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_request_t *r);
 static uint64_t ngx_http_malloc_walk_pool(ngx_pool_t *pool);
 static uint64_t ngx_http_malloc_walk_us(void);
+static void ngx_http_malloc_walk_allocated(ngx_http_malloc_walk_t *w,
+    ngx_uint_t stats);
 static void ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx,
     ngx_pool_t *pool);
 static int ngx_libc_cdecl ngx_http_malloc_walk_cmp(const void *a,
@@ -81,6 +83,10 @@ static ngx_uint_t ngx_http_malloc_walk_state(ngx_http_request_t *r);
 static void ngx_http_malloc_walk_h2(ngx_http_malloc_walk_ctx_t *ctx,
     ngx_connection_t *c, uint64_t bytes);
 #endif
+static json_t *ngx_http_malloc_walk_locations(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_walk_t *w);
+static json_t *ngx_http_malloc_walk_top(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_walk_t *w);
 static json_t *ngx_http_malloc_walk_row_json(const char *server,
     const char *location, ngx_http_malloc_tally_row_t *row);
 static json_t *ngx_http_malloc_walk_sum(ngx_http_malloc_tally_sum_t *sum);
@@ -225,9 +231,6 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     ngx_connection_t            *c;
     ngx_http_malloc_walk_ctx_t   ctx;
     ngx_http_malloc_walk_loc_t  *loc;
-    ngx_http_malloc_je_stats_t   st;
-    ngx_http_malloc_je_state_e   je;
-    struct mallinfo2             mi;
 
     ngx_memzero(w, sizeof(ngx_http_malloc_walk_t));
 
@@ -302,6 +305,23 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
         w->total.bytes += w->states[si].bytes;
     }
 
+    ngx_http_malloc_walk_allocated(w, stats);
+
+    w->took = ngx_http_malloc_walk_us() - start;
+
+    return NGX_OK;
+}
+
+
+/* the allocator's total, beside what traffic holds of it */
+
+static void
+ngx_http_malloc_walk_allocated(ngx_http_malloc_walk_t *w, ngx_uint_t stats)
+{
+    ngx_http_malloc_je_stats_t  st;
+    ngx_http_malloc_je_state_e  je;
+    struct mallinfo2            mi;
+
     je = ngx_http_malloc_je_probe()->state;
 
     if (je == NGX_HTTP_MALLOC_JE_NOT_FOUND
@@ -319,10 +339,6 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
         /* jemalloc's figures would wait for the dump in progress */
         w->allocator = "jemalloc";
     }
-
-    w->took = ngx_http_malloc_walk_us() - start;
-
-    return NGX_OK;
 }
 
 
@@ -661,29 +677,15 @@ json_t *
 ngx_http_malloc_walk_json(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_walk_t *w)
 {
-    size_t                        i, n;
-    json_t                       *j, *states, *locs, *top, *o;
-    ngx_http_malloc_walk_loc_t   *loc;
-    ngx_http_malloc_tally_req_t **sorted, *req;
-    char                          server[NGX_HTTP_MALLOC_TALLY_SERVER];
-    char                          location[NGX_HTTP_MALLOC_TALLY_NAME];
+    size_t   i;
+    json_t  *j, *states, *o;
 
     j = json_object();
     states = json_object();
-    locs = json_array();
-    top = json_array();
 
-    sorted = ngx_alloc((w->top.n + 1) * sizeof(ngx_http_malloc_tally_req_t *),
-                       ngx_cycle->log);
-
-    if (j == NULL || states == NULL || locs == NULL || top == NULL
-        || sorted == NULL)
-    {
+    if (j == NULL || states == NULL) {
         json_decref(j);
         json_decref(states);
-        json_decref(locs);
-        json_decref(top);
-        ngx_free(sorted);
         return NULL;
     }
 
@@ -709,29 +711,74 @@ ngx_http_malloc_walk_json(ngx_http_malloc_main_conf_t *mmcf,
     json_object_set_new(j, "tls_connections", json_integer(w->tls));
     json_object_set_new(j, "quic_connections", json_integer(w->quic));
     json_object_set_new(j, "walk_us", json_integer(w->took));
+    json_object_set_new(j, "locations",
+                        ngx_http_malloc_walk_locations(mmcf, w));
+    json_object_set_new(j, "top", ngx_http_malloc_walk_top(mmcf, w));
+
+    return j;
+}
+
+
+/* the locations with requests in flight or finished, as published */
+
+static json_t *
+ngx_http_malloc_walk_locations(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_walk_t *w)
+{
+    size_t                          i, n, cap;
+    json_t                         *locs;
+    ngx_http_malloc_tally_named_t  *rows;
+
+    locs = json_array();
+    cap = mmcf->traffic_locs.nelts + 1;
+    rows = ngx_alloc(cap * sizeof(ngx_http_malloc_tally_named_t),
+                     ngx_cycle->log);
+
+    if (locs == NULL || rows == NULL) {
+        ngx_free(rows);
+        return locs;
+    }
+
+    n = ngx_http_malloc_walk_named(mmcf, w, rows, cap);
+
+    for (i = 0; i < n; i++) {
+        if (rows[i].row.now.n != 0 || rows[i].row.done.count != 0) {
+            json_array_append_new(locs,
+                                  ngx_http_malloc_walk_row_json(
+                                      rows[i].server, rows[i].location,
+                                      &rows[i].row));
+        }
+    }
+
+    ngx_free(rows);
+
+    return locs;
+}
+
+
+/* the biggest requests, biggest first (the walk's top is used up) */
+
+static json_t *
+ngx_http_malloc_walk_top(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_walk_t *w)
+{
+    size_t                         i, n;
+    json_t                        *top, *o;
+    ngx_http_malloc_walk_loc_t    *loc;
+    ngx_http_malloc_tally_req_t  **sorted, *req;
+    char                           server[NGX_HTTP_MALLOC_TALLY_SERVER];
+    char                           location[NGX_HTTP_MALLOC_TALLY_NAME];
+
+    top = json_array();
+    sorted = ngx_alloc((w->top.n + 1) * sizeof(ngx_http_malloc_tally_req_t *),
+                       ngx_cycle->log);
+
+    if (top == NULL || sorted == NULL) {
+        ngx_free(sorted);
+        return top;
+    }
 
     loc = mmcf->traffic_locs.elts;
-
-    for (i = 0; i < mmcf->traffic_locs.nelts; i++) {
-        if (loc[i].row.now.n == 0 && loc[i].row.done.count == 0) {
-            continue;
-        }
-
-        ngx_http_malloc_walk_names(&loc[i], server, sizeof(server), location,
-                                   sizeof(location));
-        json_array_append_new(locs,
-                              ngx_http_malloc_walk_row_json(server, location,
-                                                            &loc[i].row));
-    }
-
-    if (w->nowhere.now.n != 0 || w->nowhere.done.count != 0) {
-        json_array_append_new(locs,
-                              ngx_http_malloc_walk_row_json("", "(other)",
-                                                            &w->nowhere));
-    }
-
-    json_object_set_new(j, "locations", locs);
-
     n = ngx_http_malloc_tally_sorted(&w->top, sorted);
 
     for (i = 0; i < n; i++) {
@@ -763,11 +810,9 @@ ngx_http_malloc_walk_json(ngx_http_malloc_main_conf_t *mmcf,
         json_array_append_new(top, o);
     }
 
-    json_object_set_new(j, "top", top);
-
     ngx_free(sorted);
 
-    return j;
+    return top;
 }
 
 
