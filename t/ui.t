@@ -5,8 +5,8 @@
 # the committed ngx_http_malloc_assets.c is what ui/embed.pl makes of
 # ui/; node's tests of the page pass; and Debian's chromium, headless,
 # shows a real nginx's heap: the function that holds known memory with
-# its share, the search, a snapshot compared with now, and start/stop
-# buttons only where the location has write=on.
+# its share, the search, a snapshot compared with now, start/stop
+# buttons only where the location has write=on, and the traffic view.
 #
 # TEST_SCREENSHOT=$PWD/docs/viewer.png saves the comparison as
 # docs/profiling.md shows it (the holder hovered).
@@ -65,7 +65,7 @@ like($csp, qr/connect-src 'self';/, 'CSP: requests to it only');
 like($csp, qr/frame-ancestors 'none'/, 'CSP: never in a frame');
 is($r->{headers}{'x-content-type-options'}, 'nosniff', 'nosniff');
 
-for my $f (qw(app.js flame.js viewer.css)) {
+for my $f (qw(app.js flame.js traffic.js viewer.css)) {
     $r = $t->get("/malloc/ui/$f");
     is($r->{status}, 200, "ui/$f");
     is($r->{headers}{'content-security-policy'}, $csp, "ui/$f: the CSP");
@@ -91,7 +91,7 @@ is($t->post('/malloc/prof_active', 'false')->{status}, 200, 'profiling off');
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 54 unless $chromium;
+    skip $why, 57 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my $dom = dom($url, budget => 15000);
@@ -107,6 +107,18 @@ SKIP: {
     like($dom, qr/<button[^>]*id="start"/, 'browser: write=on: start');
     like($dom, qr/<button[^>]*id="stop"/, 'browser: write=on: stop');
     unlike($dom, qr/id="error"[^>]*>\s*<p/, 'browser: no error shown');
+
+    # the traffic view, opened through the fragment: the sentence, and
+    # the location of GET traffic itself, in flight while it is walked
+
+    $dom = dom("$url#view=traffic", budget => 15000);
+    like($dom, qr/<body[^>]*data-traffic="ready"/, 'traffic: the page drew');
+    like($dom, qr{<p id="traffic-text">in-flight traffic holds [^<]+ (?#
+                 )allocated \(\d+\.\d%\)[:;] [^<]+</p>},
+         'traffic: the sentence, prominent');
+    like($dom, qr{<table id="traffic-locations">.*?<tbody>.*?(?#
+                 )<td class="name">/malloc/</td>.*?</tbody>}s,
+         'traffic: by location, its own request in flight');
 
     # the search, opened through the fragment as a link would
 

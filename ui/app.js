@@ -8,6 +8,9 @@
  * body[data-tables] is "ready" once the tables below it are filled too.
  * With "ready", body[data-fetch-ms] and body[data-draw-ms] say how long
  * the profile took to come and to be drawn (make bench reads them).
+ * The traffic view (GET traffic, asked when shown and never while
+ * hidden; the heap's profile is not asked while it shows) has its own:
+ * body[data-traffic] is "loading", then "ready" or "error".
  *
  * The URL's fragment holds the view, so that a link opens it again and a
  * test opens it without clicking; all keys are optional:
@@ -19,7 +22,9 @@
  *   base=NAME       compare with that snapshot (not with seconds)
  *   type=alloc      bytes allocated, not in use (with prof_accum only)
  *   view=V          allocators (the allocating functions at the top),
- *                   sandwich (fn's callers and callees); callers if none
+ *                   sandwich (fn's callers and callees); callers if none;
+ *                   traffic: not the heap but what traffic holds (the
+ *                   heap's keys kept, for the way back)
  *   fn=NAME         the function of the sandwich
  *   color=module    frames in the colours of their files, not by name
  *   collapse=0      every frame its row: runs of single callers unfolded
@@ -39,6 +44,7 @@
     'use strict';
 
     const F = window.MallocFlame;
+    const T = window.MallocTraffic;
     const ROW = 18;         /* px per row of the flame graph, as viewer.css */
     const TOP_ROWS = 500;   /* more rows cost more than anyone reads */
 
@@ -78,7 +84,9 @@
         sampling: { on: false, until: null },
         ticker: null,
         loads: 0,           /* a newer load makes older answers moot */
-        abort: null         /* and ends their wait: a growth takes long */
+        abort: null,        /* and ends their wait: a growth takes long */
+        page: 'heap',       /* or traffic: the view shown */
+        trafficLoads: 0     /* as loads, of GET traffic */
     };
 
     const $ = (id) => document.getElementById(id);
@@ -124,14 +132,37 @@
         throw err;
     }
 
-    function showError(text) {
-        $('error').appendChild(el('p', text));
-        $('error').hidden = false;
+    /*
+     * An error of a view (the heap's, or the traffic's), shown while that
+     * view is: the other's wait for it, kept until it loads again.
+     */
+    function showError(text, page = 'heap') {
+        const p = el('p', text);
+
+        if (page !== 'heap') {
+            p.dataset.page = page;
+        }
+        $('error').appendChild(p);
+        showErrors();
     }
 
-    function clearErrors() {
-        $('error').replaceChildren();
-        $('error').hidden = true;
+    function clearErrors(page = 'heap') {
+        for (const p of Array.from($('error').children)) {
+            if ((p.dataset.page || 'heap') === page) {
+                p.remove();
+            }
+        }
+        showErrors();
+    }
+
+    function showErrors() {
+        let any = false;
+
+        for (const p of $('error').children) {
+            p.hidden = (p.dataset.page || 'heap') !== state.page;
+            any = any || !p.hidden;
+        }
+        $('error').hidden = !any;
     }
 
     /* GET ./: the workers to choose from, whether we may write, sampling */
@@ -548,6 +579,89 @@
         }
     }
 
+
+    /*
+     * GET ./traffic: what the requests and connections in flight hold.
+     * An answer with a worker that failed still has the others' figures:
+     * they are shown under its error.
+     */
+    async function loadTraffic() {
+        const id = ++state.trafficLoads;
+        let t = null, failed = false;
+
+        clearErrors('traffic');
+        document.body.dataset.traffic = 'loading';
+        $('traffic-status').textContent = 'walking the connections\u2026';
+        try {
+            t = await getJSON('./traffic' + T.query($('traffic-top').value));
+        } catch (e) {
+            failed = true;
+            if (id === state.trafficLoads) {
+                showError(e.message, 'traffic');
+            }
+            t = e.body && e.body.totals ? e.body : null;
+        }
+        if (id !== state.trafficLoads) {
+            return;
+        }
+        if (!failed && t.error && t.error.text) {
+            showError(t.error.text, 'traffic');
+        }
+        renderTraffic(t);
+        $('traffic-status').textContent = '';
+        document.body.dataset.traffic = failed ? 'error' : 'ready';
+    }
+
+    /* a row of MallocTraffic's cells, as text */
+    function cellsRow(cells) {
+        const tr = row(cells.map((c) => {
+            if (typeof c !== 'object' || c === null) {
+                return el('td', c);
+            }
+
+            const td = el('td', c.text, c.cls);
+
+            if (c.title) {
+                td.title = c.title;
+            }
+            if (c.colSpan) {
+                td.colSpan = c.colSpan;
+            }
+            return td;
+        }));
+
+        if (cells.cls) {
+            tr.className = cells.cls;
+        }
+        return tr;
+    }
+
+    /* the traffic's sentence, figures and tables; none for null */
+    function renderTraffic(t) {
+        const fill = (id, rows) => $(id).tBodies[0].replaceChildren(
+            ...rows.map(cellsRow));
+
+        $('traffic-text').textContent = t ? t.text || '' : '';
+        $('traffic-totals').tBodies[0].replaceChildren(...(t ? T.totalsRows(t)
+            : []).map(([what, value]) => {
+            const th = el('th', what);
+
+            th.scope = 'row';
+            return row([th, value]);
+        }));
+        fill('traffic-states', t ? T.stateRows(t) : []);
+        fill('traffic-locations', t ? T.locationRows(t) : []);
+        fill('traffic-requests', t ? T.topRows(t) : []);
+        fill('traffic-workers', t ? T.workerRows(t) : []);
+        $('traffic-finished').textContent = !t ? ''
+            : T.finishedCounted(t)
+            ? 'Finished: the requests that ended in the location, with '
+              + 'the mean and the largest of what they held.'
+            : 'No finished requests counted: malloc_traffic on counts '
+              + 'them by location.';
+        $('traffic-not-measured').textContent = t && t.not_measured
+            ? 'Not measured: ' + t.not_measured + '.' : '';
+    }
 
     /* the type chosen: its index in the profile's types */
     function typeIndex(p) {
@@ -1216,9 +1330,13 @@
 
         state.choices = F.choices(h);
         state.focus = h.getAll('zoom');
-        state.view = ['allocators', 'sandwich'].includes(h.get('view'))
-                     ? h.get('view') : 'callers';
-        state.fn = h.get('fn') || '';
+        state.page = h.get('view') === 'traffic' ? 'traffic' : 'heap';
+        /* the traffic's fragment has none: the heap's view stays */
+        if (state.page === 'heap') {
+            state.view = ['allocators', 'sandwich'].includes(h.get('view'))
+                         ? h.get('view') : 'callers';
+            state.fn = h.get('fn') || '';
+        }
         for (const key of ['search', ...FILTERS]) {
             $(key).value = h.get(key) || '';
         }
@@ -1233,7 +1351,22 @@
      * (a zoom, a view), so that back goes to the one before.
      */
     function writeHash(push) {
+        const h = fragment(state.page);
+        const url = h === '' ? location.pathname + location.search : h;
+
+        if (push && url !== location.pathname + location.search
+                            + location.hash) {
+            history.pushState(null, '', url);
+        } else {
+            history.replaceState(null, '', url);
+        }
+        links();
+    }
+
+    /* the fragment of a page (heap or traffic) as the view stands, or "" */
+    function fragment(page) {
         const h = new URLSearchParams(), c = state.choices;
+        const view = page === 'traffic' ? 'traffic' : state.view;
 
         for (const key of ['pid', 'seconds', 'snapshot', 'base']) {
             if (c[key]) {
@@ -1243,10 +1376,10 @@
         if ($('type').value !== 'inuse') {
             h.set('type', $('type').value);
         }
-        if (state.view !== 'callers') {
-            h.set('view', state.view);
+        if (view !== 'callers') {
+            h.set('view', view);
         }
-        if (state.view === 'sandwich') {
+        if (view === 'sandwich') {
             h.set('fn', state.fn);
         }
         if ($('color').value !== 'name') {
@@ -1261,15 +1394,54 @@
                 h.set(key, $(key).value);
             }
         }
+        return h.toString() === '' ? '' : '#' + h;
+    }
 
-        const url = h.toString() === '' ? location.pathname + location.search
-                                        : '#' + h;
+    /* the links to the views: where each goes, which one is shown */
+    function links() {
+        for (const page of ['heap', 'traffic']) {
+            const a = $('to-' + page);
 
-        if (push && url !== location.pathname + location.search
-                            + location.hash) {
-            history.pushState(null, '', url);
-        } else {
-            history.replaceState(null, '', url);
+            a.href = fragment(page) || '#';
+            if (page === state.page) {
+                a.setAttribute('aria-current', 'page');
+            } else {
+                a.removeAttribute('aria-current');
+            }
+        }
+    }
+
+    /* the view's parts shown, the other's hidden */
+    function showPage() {
+        const traffic = state.page === 'traffic';
+
+        for (const e of document.querySelectorAll('.heap')) {
+            e.hidden = traffic;
+        }
+        $('traffic').hidden = !traffic;
+        showErrors();
+        links();
+    }
+
+    /* a view just shown: what it needs loaded or drawn */
+    function shown() {
+        showPage();
+        if (state.page === 'traffic') {
+            loadTraffic();
+        } else if (state.loads === 0) {
+            refresh();
+        } else if (state.profile !== null) {
+            draw();     /* laid out while hidden, at no width */
+            mark();
+        }
+    }
+
+    /* a link to the other view, followed here: no reload, a history step */
+    function toPage(page) {
+        if (page !== state.page) {
+            state.page = page;
+            writeHash(true);
+            shown();
         }
     }
 
@@ -1311,11 +1483,19 @@
     /* back, forward, or a fragment edited by hand: as little as changed */
     function fromHash() {
         const was = F.query(state.choices), type = $('type').value;
-        const view = state.view + '\n' + state.fn;
+        const view = state.view + '\n' + state.fn, page = state.page;
         const filters = FILTERS.map((k) => $(k).value).join('\n');
 
         readHash();
-        if (F.query(state.choices) !== was) {
+        if (state.page === 'traffic') {
+            /* popstate and hashchange both come: one load */
+            if (page !== 'traffic') {
+                shown();
+            }
+            return;
+        }
+        showPage();
+        if (F.query(state.choices) !== was || state.loads === 0) {
             refresh();
         } else if (state.profile === null) {
             return;
@@ -1443,7 +1623,8 @@
     });
     /* n and N anywhere but in a box; Escape out of a zoom */
     document.addEventListener('keydown', (ev) => {
-        if (ev.target.closest('input, select, textarea, #flame')) {
+        if (ev.target.closest('input, select, textarea, #flame')
+            || state.page !== 'heap') {
             return;
         }
         if (ev.key === 'n' || ev.key === 'N' || ev.key === 'Escape') {
@@ -1528,6 +1709,30 @@
         }
     });
 
+    /* the links to the views: a plain click stays in the page */
+    for (const page of ['heap', 'traffic']) {
+        $('to-' + page).addEventListener('click', (ev) => {
+            if (ev.button === 0 && !ev.ctrlKey && !ev.metaKey
+                && !ev.shiftKey && !ev.altKey) {
+                ev.preventDefault();
+                toPage(page);
+            }
+        });
+    }
+    $('traffic-load').addEventListener('click', loadTraffic);
+    $('traffic-top').addEventListener('keydown', (ev) => {
+        if (ev.key === 'Enter') {
+            ev.preventDefault();
+            loadTraffic();
+        }
+    });
+
     readHash();
-    refresh();
+    showPage();
+    if (state.page === 'traffic') {
+        loadIndex();
+        loadTraffic();
+    } else {
+        refresh();
+    }
 }());

@@ -106,10 +106,14 @@ async function drive(browser) {
         return r.result.value;
     };
 
-    /* the page's own wait: it says when it drew, or failed */
+    /* the page's own wait: it says when it drew, or failed; the traffic
+       view, when its answer is shown */
     while (!['ready', 'error'].includes(await evaluate(
-        'document.body && document.body.dataset.tables !== "loading" '
-        + '&& document.body.dataset.state').catch(() => ''))) {
+        'document.body && (document.getElementById("traffic")'
+        + ' && !document.getElementById("traffic").hidden'
+        + ' ? document.body.dataset.traffic'
+        + ' : document.body.dataset.tables !== "loading" '
+        + '&& document.body.dataset.state)').catch(() => ''))) {
         if (Date.now() > deadline + 30000) {
             throw new Error('the page did not draw');
         }

@@ -246,6 +246,38 @@
         seen.compare.first = Array.from($('#top').tBodies[0].rows[0].cells)
             .map((td) => td.className + ' ' + td.textContent);
 
+        // the traffic, through its link: asked once shown, again on
+        // Refresh; back shows the heap as it was, not asked again
+        const profiles = () => performance.getEntriesByType('resource')
+            .filter((e) => e.name.includes('/pprof/heap.json')).length;
+        const cells = (id, k) => Array.from($(id).tBodies[0].rows)
+            .map((tr) => tr.cells[k].textContent);
+        const before = profiles();
+        seen.traffic = { hidden: $('#traffic').hidden };
+        $('#to-traffic').click();
+        await until(() => document.body.dataset.traffic === 'ready');
+        seen.traffic.hash = location.hash;
+        seen.traffic.shown = !$('#traffic').hidden;
+        seen.traffic.heap = Array.from(document.querySelectorAll('.heap'))
+            .every((e) => e.hidden);
+        seen.traffic.current = [$('#to-heap').getAttribute('aria-current'),
+                                $('#to-traffic').getAttribute('aria-current')];
+        seen.traffic.text = $('#traffic-text').textContent;
+        seen.traffic.locations = cells('#traffic-locations', 1);
+        seen.traffic.top = cells('#traffic-requests', 8);
+        $('#traffic-top').value = '2';
+        $('#traffic-load').click();
+        await until(() => document.body.dataset.traffic === 'ready');
+        seen.traffic.top2 = cells('#traffic-requests', 0);
+        await back();
+        seen.traffic.back = { hash: location.hash,
+                              hidden: $('#traffic').hidden,
+                              heap: !$('#choices').hidden,
+                              frames: frames().length,
+                              asked: profiles() - before,
+                              current: $('#to-heap')
+                                  .getAttribute('aria-current') };
+
         const pre = document.createElement('pre');
         pre.id = 'drive';
         pre.textContent = JSON.stringify(seen);

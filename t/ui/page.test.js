@@ -58,8 +58,10 @@ const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>')
 test('the page draws, zooms, searches, sorts and starts sampling',
      { skip }, async (t) => {
     const posted = [];
+    let traffic;
     const html = await dom({ write: true, alloc: true, stacks: 50000,
-                             drive: true }, '', [], posted);
+                             drive: true }, '', [], posted,
+                           (server) => { traffic = server.traffic; });
     const m = html.match(/<pre id="drive">([^<]*)<\/pre>/);
 
     assert.ok(m, 'drive.js wrote its findings');
@@ -199,6 +201,23 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.deepStrictEqual(c.heads, ['function', 'flat', 'flat change', 'cum',
                                      'cum change']);
     assert.match(c.first[3], /^num grown \+[\d.]+ \w+$/);
+
+    // the traffic: its link keeps the heap's view for the way back
+    const tr = seen.traffic;
+    assert.deepStrictEqual(tr.current, [null, 'page']);
+    assert.strictEqual(tr.hash, c.hash + '&view=traffic');
+    assert.ok(tr.hidden && tr.shown && tr.heap, 'one view at a time');
+    assert.match(tr.text, /^in-flight traffic holds 9\.0 MiB of the 10\.9/);
+    assert.deepStrictEqual(tr.locations, ['/held', '/upload', '/malloc/']);
+    assert.deepStrictEqual(tr.top, ['HTTP/1.0', 'HTTP/1.0', 'HTTP/1.1',
+                                    'HTTP/1.0', 'HTTP/1.0']);
+    assert.deepStrictEqual(tr.top2, ['1.01 MiB', '1.01 MiB']);
+    assert.deepStrictEqual(tr.back, { hash: c.hash, hidden: true, heap: true,
+                                      frames: tr.back.frames, asked: 0,
+                                      current: 'page' });
+    assert.ok(tr.back.frames > 100, 'the graph drawn again');
+    // never asked while the heap showed
+    assert.deepStrictEqual(traffic, ['', '?top=2']);
 });
 
 test('a comparison of two snapshots, opened from the URL',
@@ -291,4 +310,77 @@ test('an error of the profile shows its text', { skip }, async () => {
     assert.match(html, new RegExp('<div id="error" role="alert">'
                                   + '<p>nginx is not running on jemalloc</p>'));
     assert.doesNotMatch(html, /class="frame/);
+});
+
+test('the traffic, opened from the URL: the sentence and its tables',
+     { skip }, async () => {
+    const asked = [];
+    let traffic;
+    const html = await dom({ stacks: 50 }, '#view=traffic', asked, [],
+                           (server) => { traffic = server.traffic; });
+    const body = (id) => html.match(new RegExp('<table id="' + id
+        + '">[^]*?<tbody>([^]*?)</tbody>'))[1];
+
+    // the traffic asked once; the heap's profile, hidden, not at all
+    assert.deepStrictEqual(traffic, ['']);
+    assert.deepStrictEqual(asked, []);
+    assert.match(html, /<body [^>]*data-traffic="ready"/);
+    assert.match(html, /<form id="choices" class="heap" hidden="">/);
+    assert.match(html, /<section id="traffic">/);
+    assert.match(html, re('<a id="to-traffic" href="#view=traffic"[^>]* ',
+                          'aria-current="page">'));
+    assert.match(html, /<a id="to-heap" href="#"(?![^>]*aria-current)/);
+    assert.match(html, re('<p id="traffic-text">in-flight traffic holds ',
+                          '9.0 MiB of the 10.9 MiB allocated \\(82.7%\\): ',
+                          'the memory is the traffic, most of it in ',
+                          'location "/held" of server "" \\(6.0 MiB\\)'));
+    assert.match(body('traffic-totals'), re(
+        '<tr><th scope="row">in-flight traffic</th><td>9.09 MiB, 82.8% of ',
+        'the allocated bytes</td></tr><tr><th scope="row">allocated</th>',
+        '<td>11.0 MiB \\(jemalloc\\)</td></tr><tr><th scope="row">',
+        'connections</th><td>10</td></tr><tr><th scope="row">requests</th>',
+        '<td>10 in flight, holding 9.09 MiB</td></tr>'));
+    assert.match(body('traffic-states'), re(
+        '<tr><td class="name" title="in a handler, with no upstream">',
+        'processing</td><td class="num">7</td><td class="num">6.06 MiB</td>',
+        '<td class="num">66.7%</td></tr>'));
+    assert.match(body('traffic-states'),
+                 /<tr class="none"><td class="name"[^>]*>upstream</);
+    assert.match(body('traffic-locations'), re(
+        '^<tr><td title="a server with no server_name">\\(no name\\)</td>',
+        '<td class="name">/held</td><td class="num">6</td><td class="num">',
+        '6.06 MiB</td><td class="num">66.6%</td><td class="num">0</td>',
+        '<td class="num">-</td><td class="num">-</td></tr>'));
+    assert.match(body('traffic-locations'), /<td class="name">\/malloc\/</);
+    assert.strictEqual((body('traffic-requests').match(/<tr>/g) || []).length,
+                       5);
+    assert.match(body('traffic-requests'), re(
+        '<tr><td class="num">1.01 MiB</td><td class="name" title="reading ',
+        'the request body">reading_body</td><td>POST</td><td title="a ',
+        'server with no server_name">\\(no name\\)</td><td class="name">',
+        '/upload</td>',
+        '<td class="path">/upload</td><td>127.0.0.1</td><td class="num">',
+        '502 ms</td><td>HTTP/1.1</td><td class="num" title="pid 22652">0',
+        '</td></tr>'));
+    assert.match(html, /<p id="traffic-finished" class="note">No finished /);
+    assert.match(html, re('<p id="traffic-not-measured" class="note">Not ',
+                          'measured: TLS state'));
+    assert.doesNotMatch(html, /class="frame/);
+    assert.match(html, /<div id="error" role="alert" hidden="">/);
+});
+
+test('a worker that failed the traffic: its error, the others\' figures',
+     { skip }, async () => {
+    const html = await dom({ stacks: 50, trafficFail: true },
+                           '#view=traffic');
+
+    assert.match(html, /<body [^>]*data-traffic="error"/);
+    assert.match(html, re('<div id="error" role="alert"><p data-page=',
+                          '"traffic">worker 1 \\(pid 22653\\) did not ',
+                          'answer within 10000 ms</p></div>'));
+    assert.match(html, /<p id="traffic-text">in-flight traffic holds 4\.0 /);
+    assert.match(html, re('<tr class="failed"><td>1</td><td>22653</td>',
+                          '<td class="why" colspan="6">worker 1 '));
+    assert.strictEqual((html.match(/<td class="num" title="pid 22652">/g)
+                        || []).length, 4);
 });

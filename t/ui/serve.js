@@ -1,7 +1,8 @@
 // A stand-in for the admin location, to work on the heap viewer without
 // nginx: it serves ui/ at /malloc/ui with the module's CSP, and answers
 // /malloc/, stats, prof_active, snapshots and pprof/heap.json (with
-// ?snapshot and ?base) with made-up workers and a synthetic profile.
+// ?snapshot and ?base) with made-up workers and a synthetic profile,
+// and traffic with a real nginx's answer (traffic.json).
 // page.test.js drives it; by hand:
 //
 //     node t/ui/serve.js [port] [stacks]    then open /malloc/ui
@@ -13,6 +14,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const UI = path.join(__dirname, '..', '..', 'ui');
+// GET traffic of an nginx of two workers with ten requests held: the
+// sample of traffic.test.js too
+const TRAFFIC = JSON.parse(fs.readFileSync(path.join(__dirname,
+                                                     'traffic.json'), 'utf8'));
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; "
             + "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
             + "form-action 'none'; frame-ancestors 'none'";
@@ -230,6 +235,30 @@ function activeBody(body) {
         ? { active: true, seconds } : null;
 }
 
+// GET traffic: the sample, its top cut to "top"; failed, worker 1 gave
+// no answer and the figures are worker 0's alone, as the module adds up
+function trafficAnswer(res, top, failed) {
+    const j = JSON.parse(JSON.stringify(TRAFFIC));
+
+    j.top = j.top.slice(0, top);
+    if (!failed) {
+        return send(res, 200, j);
+    }
+
+    const w = j.workers[0];
+    const text = 'worker 1 (pid 22653) did not answer within 10000 ms';
+
+    j.partial = true;
+    j.error = { status: 504, code: 'worker_timeout', text };
+    j.text = w.text;
+    Object.assign(j.totals, { allocated: w.allocated, bytes: w.bytes,
+                              connections: w.connections,
+                              requests: w.requests });
+    j.top = j.top.filter((r) => r.worker === 0);
+    j.workers = [w, { worker: 1, pid: 22653, error: j.error }];
+    return send(res, 504, j);
+}
+
 function error(res, status, code, text) {
     send(res, status, { error: { status, code, text } });
 }
@@ -241,8 +270,10 @@ function send(res, status, json) {
 
 // opts: write (POSTs allowed), stacks (profile size), alloc (alloc types),
 // fail (the profile's error text), drive (the page also runs drive.js),
-// snapshots (false: none listed).  The server's "asked" lists the
-// queries of pprof/heap.json, in order.
+// snapshots (false: none listed), trafficFail (worker 1 did not answer
+// GET traffic: a 504 with worker 0's figures).  The server's "asked"
+// lists the queries of pprof/heap.json, in order; "traffic" those of
+// GET traffic.
 function serve(opts = {}) {
     const pids = [2051, 2052];
     let active = false;
@@ -253,6 +284,7 @@ function serve(opts = {}) {
         { worker, pid, prof_active: active, age: 0.5, stale: false }));
     const snapshots = opts.snapshots === false ? [] : SNAPSHOTS;
     const asked = [];
+    const traffic = [];
     const posted = [];              // the bodies of POST prof_active
 
     const server = http.createServer((req, res) => {
@@ -386,10 +418,24 @@ function serve(opts = {}) {
                                     seconds: Number(seconds) });
         }
 
+        if (p === '/malloc/traffic') {
+            const top = url.searchParams.get('top');
+
+            traffic.push(url.search);
+            if (top !== null
+                && (!/^\d+$/.test(top) || Number(top) > 1000)) {
+                return error(res, 400, 'invalid_argument', 'top takes a '
+                             + 'number of requests from 0 to 1000');
+            }
+            return trafficAnswer(res, top === null ? 20 : Number(top),
+                                 opts.trafficFail);
+        }
+
         error(res, 404, 'not_found', 'no endpoint "' + p + '" here');
     });
 
     server.asked = asked;
+    server.traffic = traffic;
     server.posted = posted;
     // as a POST through the API: sampling on for seconds
     server.sample = (seconds) => {
