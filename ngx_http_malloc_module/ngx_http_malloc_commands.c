@@ -7,8 +7,8 @@
  * apply the commands in the order posted, so the last write wins.
  *
  * Owns: the commands' bodies and their notice lines.  Calls: wait, reply,
- * board, export (its state), and the pure core (json, path, dump,
- * jemalloc).
+ * board, export (its state), traffic (its sentence), and the pure core
+ * (json, path, dump, jemalloc).
  */
 
 
@@ -23,6 +23,7 @@
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_wait.h"
 #include "ngx_http_malloc_reply.h"
+#include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_commands.h"
 #include "ngx_http_malloc_export.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -88,6 +89,10 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         json_object_set_new(json, "export",
                             ngx_http_malloc_export_json(mmcf));
         json_object_set_new(json, "watch", ngx_http_malloc_watch_json(mmcf));
+
+        /* malloc_traffic on: is the memory the traffic, in a sentence */
+        json_object_set_new(json, "traffic",
+                            ngx_http_malloc_traffic_state(r, w, n));
     }
 
     json_object_set_new(json, "prof_active",

@@ -539,6 +539,36 @@ ngx_http_malloc_traffic_published(ngx_http_request_t *r,
 }
 
 
+/* GET /: {"text": the sentence} of the published figures, or null */
+
+json_t *
+ngx_http_malloc_traffic_state(ngx_http_request_t *r,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n)
+{
+    json_t                          *text;
+    ngx_uint_t                       i;
+    ngx_http_malloc_main_conf_t     *mmcf;
+    ngx_http_malloc_tally_table_t  **t;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    t = ngx_pcalloc(r->pool, (n + 1) * sizeof(void *));
+    if (t == NULL) {
+        return json_null();
+    }
+
+    for (i = 0; i < n; i++) {
+        if (w[i].pid != 0 && !w[i].stale) {
+            t[i] = ngx_http_malloc_board_traffic(mmcf, r->pool, w[i].worker);
+        }
+    }
+
+    text = ngx_http_malloc_traffic_sentence(t, n);
+
+    return text ? json_pack("{so}", "text", text) : json_null();
+}
+
+
 /* GET stats: the sentence of all the workers' published figures */
 
 json_t *

@@ -26,6 +26,9 @@ ngx_int_t ngx_http_malloc_traffic(ngx_http_request_t *r,
 /* a worker's published traffic as GET stats shows it, or NULL: none */
 json_t *ngx_http_malloc_traffic_published(ngx_http_request_t *r,
     ngx_http_malloc_worker_t *w, ngx_http_malloc_tally_table_t **table);
+/* GET /'s "traffic": the sentence of the published figures, or null */
+json_t *ngx_http_malloc_traffic_state(ngx_http_request_t *r,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n);
 /* the sentence over all workers' published tables; NULL: none */
 json_t *ngx_http_malloc_traffic_sentence(ngx_http_malloc_tally_table_t **t,
     ngx_uint_t n);

@@ -6,10 +6,10 @@
 # byte on jemalloc, against a like request without it), slow uploads
 # into a 1 MiB body buffer, a proxy's buffers held by a client that does
 # not read, an upgraded (websocket-style) proxied connection, HTTP/2
-# with 100 streams on one connection, 200 idle keepalive connections,
+# with 100 streams on one connection, 500 idle keepalive connections,
 # another server; the sentence both ways; malloc_traffic's finished
 # requests in GET traffic, GET stats and GET metrics; bad top= refused;
-# connections opened and closed while the walk is asked in a loop.
+# 10,000 connections opened and closed while the walk is asked in a loop.
 
 use strict;
 use warnings;
@@ -29,7 +29,8 @@ my $port2 = MallocTest::free_port();
 my $port3 = MallocTest::free_port();
 my $wsport = MallocTest::free_port();
 
-my $t = MallocTest->new(workers => 2, http => <<"EOF", server => <<'EOF');
+my $t = MallocTest->new(workers => 2, connections => 1024,
+                        http => <<"EOF", server => <<'EOF');
     malloc_traffic on;
 
     server {
@@ -301,11 +302,11 @@ my @idle = map {
     $s->flush;
     sysread($s, my $buf, 4096);
     $s;
-} 1 .. 200;
+} 1 .. 500;
 
 ok(poll_until(5, sub {
-    traffic()->{json}{totals}{states}{keepalive}{n} >= 200;
-}), '200 idle keepalive connections');
+    traffic()->{json}{totals}{states}{keepalive}{n} >= 500;
+}), '500 idle keepalive connections');
 $j = traffic()->{json};
 ok($j->{totals}{states}{keepalive}{bytes} > 0, 'keepalive: their pools');
 close $_ for @idle;
@@ -340,13 +341,15 @@ unlike($m, qr/traffic_bytes\{[^}]*(path|client|127\.0\.0\.1)/,
 $st = $t->get('/malloc/stats')->{json};
 like($st->{traffic}{text}, qr/^in-flight traffic holds /,
      'stats: the sentence');
+like($t->get('/malloc/')->{json}{traffic}{text},
+     qr/^in-flight traffic holds /, 'GET /: the sentence');
 ok(ref $st->{workers}[0]{traffic} eq 'HASH', 'stats: per worker');
 
-# connections opened and closed while the walk is asked in a loop
+# 10,000 connections opened and closed while the walk is asked in a loop
 
 my $churn = fork // die $!;
 if ($churn == 0) {
-    for (1 .. 2000) {
+    for (1 .. 10000) {
         my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                       PeerPort => $t->port) or next;
         print $s "GET /t/state HTTP/1.0\r\n\r\n" if $_ % 2;

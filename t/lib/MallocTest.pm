@@ -195,13 +195,14 @@ sub reserve_port {
 #   reuseport => 1            one socket per worker, so that tests reach
 #                             every worker; 0 when a worker is stopped
 #   log_level => 'info'       of error.log ('debug': nginx's debug log)
+#   connections => 256        worker_connections
 sub new {
     my ($class, %opt) = @_;
 
     my $self = bless {
         workers => 2, jemalloc => 1, admin => 'write=on',
         malloc_conf => $MALLOC_CONF, http => '', server => '',
-        reuseport => 1, log_level => 'info',
+        reuseport => 1, log_level => 'info', connections => 256,
         %opt,
     }, $class;
 
@@ -249,7 +250,7 @@ env LD_PRELOAD;
 env MALLOC_CONF;
 
 events {
-    worker_connections 256;
+    worker_connections $self->{connections};
 }
 
 http {
