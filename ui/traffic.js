@@ -72,13 +72,18 @@
                : String(s);
     }
 
+    /* a walk's time, given in microseconds */
+    function ms(us) {
+        return (us / 1000).toFixed(1) + ' ms';
+    }
+
     /* the figures above the tables: [what, how much] */
     function totalsRows(j) {
         const t = (j && j.totals) || {};
         const req = t.requests || { n: 0, bytes: 0 };
         const workers = (j && j.workers) || [];
         const answered = workers.filter((w) => !w.error).length;
-        const walk = Math.max(0, ...workers.map((w) => w.walk_ms || 0));
+        const walk = Math.max(0, ...workers.map((w) => w.walk_us || 0));
         const secure = [];
 
         if (t.tls_connections) {
@@ -98,7 +103,7 @@
             ['requests', F.formatCount(req.n) + ' in flight, holding '
                 + bytes(req.bytes)],
             ['workers', answered + ' of ' + workers.length + ' answered'
-                + (answered ? ', the longest walk ' + walk + ' ms' : '')],
+                + (answered ? ', the longest walk ' + ms(walk) : '')],
         ];
     }
 
@@ -184,7 +189,7 @@
                    num(F.formatCount(w.connections || 0)),
                    num(F.formatCount((w.requests || {}).n || 0)),
                    num(bytes(w.bytes)), num(bytes(w.allocated)),
-                   num(w.walk_ms + ' ms'), w.text || ''];
+                   num(ms(w.walk_us || 0)), w.text || ''];
 
             tr.cls = w.error ? 'failed' : '';
             return tr;

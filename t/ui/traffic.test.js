@@ -42,7 +42,7 @@ test('the figures: traffic, allocated, connections, requests', () => {
         ['allocated', '11.0 MiB (jemalloc)'],
         ['connections', '10'],
         ['requests', '10 in flight, holding 9.09 MiB'],
-        ['workers', '2 of 2 answered, the longest walk 0 ms'],
+        ['workers', '2 of 2 answered, the longest walk 0.1 ms'],
     ]);
 
     // TLS and QUIC said; no allocator's figure: none made up
@@ -136,7 +136,7 @@ test('workers: figures and sentence, or why there are none', () => {
     const rows = T.workerRows(j);
 
     assert.deepStrictEqual(texts(rows[0]), [
-        '0', '22652', '4', '4', '4.04 MiB', '4.97 MiB', '0 ms',
+        '0', '22652', '4', '4', '4.04 MiB', '4.97 MiB', '0.1 ms',
         SAMPLE.workers[0].text]);
     assert.strictEqual(rows[0].cls, '');
     assert.deepStrictEqual(texts(rows[1]), [
