@@ -786,7 +786,12 @@ ngx_http_malloc_apply_report(ngx_http_malloc_main_conf_t *mmcf,
         return NGX_HTTP_MALLOC_DUMP_SPACE;
     }
 
-    return *err ? NGX_HTTP_MALLOC_RC_STATS : NGX_HTTP_MALLOC_DUMP_OK;
+    if (*err == 0) {
+        return NGX_HTTP_MALLOC_DUMP_OK;
+    }
+
+    return cmd->kind == NGX_HTTP_MALLOC_CMD_TRAFFIC
+           ? NGX_HTTP_MALLOC_RC_TRAFFIC : NGX_HTTP_MALLOC_RC_STATS;
 }
 
 

@@ -77,6 +77,7 @@ typedef struct {
 #define NGX_HTTP_MALLOC_RC_RESET     101
 #define NGX_HTTP_MALLOC_RC_PURGE     102
 #define NGX_HTTP_MALLOC_RC_STATS     103
+#define NGX_HTTP_MALLOC_RC_TRAFFIC   104     /* its walk, not written */
 
 
 /* one worker's result of one command */

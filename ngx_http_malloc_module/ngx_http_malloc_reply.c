@@ -694,8 +694,9 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
 
         default:
             *st = NGX_HTTP_INTERNAL_SERVER_ERROR;
-            code = (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE) ? "mallctl_failed"
-                                                         : "dump_failed";
+            code = (res->rc >= NGX_HTTP_MALLOC_RC_ACTIVE
+                    && res->rc != NGX_HTTP_MALLOC_RC_TRAFFIC)
+                   ? "mallctl_failed" : "dump_failed";
         }
         p = ngx_snprintf(text, size - 1, "worker %ui (pid %P): %s",
                          a->worker, a->pid,
@@ -779,6 +780,9 @@ ngx_http_malloc_rc_text(ngx_int_t rc)
 
     case NGX_HTTP_MALLOC_RC_STATS:
         return "jemalloc's statistics could not be written";
+
+    case NGX_HTTP_MALLOC_RC_TRAFFIC:
+        return "the walk of its connections could not be written";
 
     default:
         return ngx_http_malloc_dump_strerror(rc);

@@ -50,6 +50,7 @@
 typedef struct {
     ngx_log_t                    *log;
     uint64_t                      bytes;
+    ngx_uint_t                    claimed;  /* by a client's request */
 } ngx_http_malloc_walk_out_t;
 
 
@@ -292,7 +293,7 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     /* what nginx opened and no client claimed: upstream keepalive, ... */
 
     for (i = 0; i < ctx.nouts; i++) {
-        if (ctx.outs[i].log != NULL) {
+        if (!ctx.outs[i].claimed) {
             w->other.n++;
             w->other.bytes += ctx.outs[i].bytes;
         }
@@ -373,6 +374,7 @@ ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx, ngx_pool_t *pool)
 
         ctx->outs[n].log = c[i].log;
         ctx->outs[n].bytes = ngx_http_malloc_walk_pool(c[i].pool);
+        ctx->outs[n].claimed = 0;
         n++;
     }
 
@@ -421,8 +423,10 @@ ngx_http_malloc_walk_upstreams(ngx_http_malloc_walk_ctx_t *ctx,
     bytes = 0;
 
     for (i = lo; i < ctx->nouts && ctx->outs[i].log == log; i++) {
-        bytes += ctx->outs[i].bytes;
-        ctx->outs[i].bytes = 0;
+        if (!ctx->outs[i].claimed) {
+            bytes += ctx->outs[i].bytes;
+            ctx->outs[i].claimed = 1;
+        }
     }
 
     return bytes;
