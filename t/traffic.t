@@ -237,6 +237,7 @@ ok(poll_until(10, sub {
 $j = traffic()->{json};
 my ($p) = grep { $_->{location} eq '/proxied' } @{ $j->{top} };
 is($p->{state}, 'sending', 'proxy: sending, the client slow');
+is($j->{totals}{other}{n}, 0, 'proxy: its upstream counted once, with it');
 ok($p->{bytes} >= 17 * 64 * 1024, "proxy: its buffers and its upstream's "
    . "($p->{bytes})");
 close $slow;
