@@ -132,6 +132,10 @@ typedef struct {
                                                         merged */
     ngx_array_t                       traffic_locs;  /* of walk_loc_t, room
                                                         for nlocs + 1 */
+    void                             *traffic_outs;  /* the walk's, made
+                                                        once per worker */
+    void                             *traffic_table; /* the published
+                                                        figures', the same */
 
     /* how the master sampled as it read this configuration */
     ngx_int_t                         master_lg;     /* 2^it bytes; -1:

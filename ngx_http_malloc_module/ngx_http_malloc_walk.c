@@ -67,10 +67,10 @@ static ngx_int_t ngx_http_malloc_walk_row(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_request_t *r);
 static uint64_t ngx_http_malloc_walk_pool(ngx_pool_t *pool);
 static uint64_t ngx_http_malloc_walk_us(void);
+static int ngx_http_malloc_walk_write(int fd, const char *text, size_t len);
 static void ngx_http_malloc_walk_allocated(ngx_http_malloc_walk_t *w,
     ngx_uint_t stats);
-static void ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx,
-    ngx_pool_t *pool);
+static void ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx);
 static int ngx_libc_cdecl ngx_http_malloc_walk_cmp(const void *a,
     const void *b);
 static uint64_t ngx_http_malloc_walk_upstreams(ngx_http_malloc_walk_ctx_t *ctx,
@@ -237,13 +237,18 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
 
     start = ngx_http_malloc_walk_us();
 
+    /* top 0 (the figures published every second): nothing allocated */
+
     w->top.cap = top;
-    w->top.reqs = ngx_pcalloc(pool,
-                              (top + 1) * sizeof(ngx_http_malloc_tally_req_t));
-    w->top.heap = ngx_pcalloc(pool,
-                              (top + 1) * sizeof(ngx_http_malloc_tally_req_t *));
-    if (w->top.reqs == NULL || w->top.heap == NULL) {
-        return NGX_ERROR;
+
+    if (top != 0) {
+        w->top.reqs = ngx_pcalloc(pool,
+                                  top * sizeof(ngx_http_malloc_tally_req_t));
+        w->top.heap = ngx_pcalloc(pool,
+                                  top * sizeof(ngx_http_malloc_tally_req_t *));
+        if (w->top.reqs == NULL || w->top.heap == NULL) {
+            return NGX_ERROR;
+        }
     }
 
     loc = mmcf->traffic_locs.elts;
@@ -255,7 +260,7 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     ctx.mmcf = mmcf;
     ctx.w = w;
 
-    ngx_http_malloc_walk_outs(&ctx, pool);
+    ngx_http_malloc_walk_outs(&ctx);
 
     if (ctx.outs == NULL) {
         return NGX_ERROR;
@@ -343,16 +348,24 @@ ngx_http_malloc_walk_allocated(ngx_http_malloc_walk_t *w, ngx_uint_t stats)
 }
 
 
-/* the connections nginx opened, by log, each with its pool */
+/*
+ * The connections nginx opened, by log, each with its pool; in room for
+ * every connection, made at the worker's first walk and kept.
+ */
 
 static void
-ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx, ngx_pool_t *pool)
+ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx)
 {
     ngx_uint_t         i, n;
     ngx_connection_t  *c;
 
-    ctx->outs = ngx_palloc(pool, (ngx_cycle->connection_n + 1)
-                                 * sizeof(ngx_http_malloc_walk_out_t));
+    if (ctx->mmcf->traffic_outs == NULL) {
+        ctx->mmcf->traffic_outs = ngx_palloc(ngx_cycle->pool,
+                                      (ngx_cycle->connection_n + 1)
+                                      * sizeof(ngx_http_malloc_walk_out_t));
+    }
+
+    ctx->outs = ctx->mmcf->traffic_outs;
     ctx->nouts = 0;
 
     if (ctx->outs == NULL) {
@@ -947,6 +960,7 @@ ngx_http_malloc_walk_report(ngx_http_malloc_main_conf_t *mmcf, size_t top,
     ngx_uint_t stats, int fd)
 {
     int                      err;
+    char                    *text;
     json_t                  *j;
     ngx_pool_t              *pool;
     ngx_http_malloc_walk_t   w;
@@ -963,16 +977,45 @@ ngx_http_malloc_walk_report(ngx_http_malloc_main_conf_t *mmcf, size_t top,
         j = ngx_http_malloc_walk_json(mmcf, &w);
     }
 
-    if (j != NULL) {
-        ngx_set_errno(0);
-        err = json_dumpfd(j, fd, JSON_COMPACT) == 0 ? 0
-              : (ngx_errno ? ngx_errno : EIO);
-        json_decref(j);
+    /* in one write: json_dumpfd() writes token by token */
+
+    text = (j != NULL) ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+
+    if (text != NULL) {
+        err = ngx_http_malloc_walk_write(fd, text, ngx_strlen(text));
+        free(text);
     }
 
     ngx_destroy_pool(pool);
 
     return err;
+}
+
+
+/* all of "text", or an errno */
+
+static int
+ngx_http_malloc_walk_write(int fd, const char *text, size_t len)
+{
+    ssize_t  n;
+
+    while (len > 0) {
+        n = write(fd, text, len);
+
+        if (n == -1) {
+            if (ngx_errno == NGX_EINTR) {
+                continue;
+            }
+
+            return ngx_errno;
+        }
+
+        text += n;
+        len -= n;
+    }
+
+    return 0;
 }
 
 
@@ -983,27 +1026,29 @@ ngx_http_malloc_walk_publish(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
     size_t                          cap;
-    ngx_pool_t                     *pool;
     ngx_http_malloc_walk_t          w;
     ngx_http_malloc_tally_table_t  *t;
 
-    pool = ngx_create_pool(NGX_DEFAULT_POOL_SIZE, log);
-    if (pool == NULL) {
+    /* room for every row there can be, made once: nothing each second */
+
+    cap = mmcf->traffic_locs.nalloc + 1;
+
+    if (mmcf->traffic_table == NULL) {
+        mmcf->traffic_table = ngx_pcalloc(ngx_cycle->pool,
+                                  ngx_http_malloc_tally_table_size(cap));
+    }
+
+    t = mmcf->traffic_table;
+
+    if (t == NULL || ngx_http_malloc_walk(mmcf, &w, 0, 1, NULL) != NGX_OK) {
         return;
     }
 
-    cap = mmcf->traffic_locs.nelts + 1;
-    t = ngx_pcalloc(pool, ngx_http_malloc_tally_table_size(cap));
+    t->time = ngx_current_msec;
+    t->total = w.total;
+    t->requests = w.requests;
+    t->allocated = w.allocated;
+    t->n = ngx_http_malloc_walk_named(mmcf, &w, t->rows, cap);
 
-    if (t != NULL && ngx_http_malloc_walk(mmcf, &w, 0, 1, pool) == NGX_OK) {
-        t->time = ngx_current_msec;
-        t->total = w.total;
-        t->requests = w.requests;
-        t->allocated = w.allocated;
-        t->n = ngx_http_malloc_walk_named(mmcf, &w, t->rows, cap);
-
-        ngx_http_malloc_board_publish_traffic(mmcf, t, log);
-    }
-
-    ngx_destroy_pool(pool);
+    ngx_http_malloc_board_publish_traffic(mmcf, t, log);
 }
