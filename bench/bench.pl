@@ -24,7 +24,9 @@
 # (jemalloc with and without the module, the module with malloc_watch,
 # glibc, jemalloc again as a control) under wrk; section 7 times commands with 1 to 8 workers, with
 # and without wrk; section 8 times metrics scrapes while profiles are
-# built.
+# built.  Section 12 holds 10,000 connections open to one nginx of 2
+# workers (this process needs `ulimit -n` of 10,100 or more), then runs
+# three nginx of 2 workers under wrk.
 
 use strict;
 use warnings;
@@ -75,12 +77,16 @@ my %RUN = $opt{quick}
        stall_window_normal => 0.7, stall_window_big => 1,
        rss_profiles => 100, rss_stacks => 5000, symbol_runs => 5,
        format_rounds => 5, traffic_rounds => 3, traffic_secs => 1,
-       commands => 50, scrape_rounds => 3, scrape_window => 1)
+       commands => 50, scrape_rounds => 3, scrape_window => 1,
+       view_gets => 5, view_rounds => 3, view_secs => 1,
+       view_alloc_rounds => 1)
     : (big_stacks => 50000, serve_pairs_normal => 10, serve_pairs_big => 5,
        stall_pairs => 5, stall_window_normal => 2, stall_window_big => 3,
        rss_profiles => 100, rss_stacks => 5000, symbol_runs => 5,
        format_rounds => 5, traffic_rounds => 14, traffic_secs => 1,
-       commands => 200, scrape_rounds => 4, scrape_window => 3);
+       commands => 200, scrape_rounds => 4, scrape_window => 3,
+       view_gets => 30, view_rounds => 14, view_secs => 2,
+       view_alloc_rounds => 3);
 
 # the heaps profiled
 my %HEAP = (
@@ -1052,10 +1058,11 @@ CONF
 }
 
 sub wrk_cmd {
-    my ($port, $close, $secs) = @_;
+    my ($port, $close, $secs, $path) = @_;
+    $path //= $STATIC;
     return ('wrk', '-t1', '-c32', "-d${secs}s",
             ($close ? ('-H', 'Connection: close') : ()),
-            "http://127.0.0.1:$port$STATIC");
+            "http://127.0.0.1:$port$path");
 }
 
 # CPU time of all the workers of $t: ns (schedstat), and clock ticks in
@@ -1075,8 +1082,8 @@ sub workers_cpu {
 # one wrk run against $t: (requests a second, workers' CPU us a request,
 # share of it in user space), or dies with what went wrong
 sub wrk_run {
-    my ($t, $close, $secs) = @_;
-    my @cmd = wrk_cmd($t->port, $close, $secs);
+    my ($t, $close, $secs, $path) = @_;
+    my @cmd = wrk_cmd($t->port, $close, $secs, $path);
     $cmd[5] = "'$cmd[5]'" if $close;
     my @a = workers_cpu($t);
     my $out = cmd_out("@cmd");
@@ -1101,6 +1108,12 @@ sub ka_client {
 # (status, body), the connection kept for the next request
 sub ka_post {
     my ($c, $path, $body) = @_;
+    return ka_request($c, 'POST', $path, $body);
+}
+
+# the same for any method; a body (and its length) only if defined
+sub ka_request {
+    my ($c, $method, $path, $body) = @_;
     for my $try (1, 2) {
         if (!$c->{s}) {
             $c->{s} = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
@@ -1110,8 +1123,9 @@ sub ka_post {
             setsockopt($c->{s}, IPPROTO_TCP, TCP_NODELAY, 1);
         }
         my $s = $c->{s};
-        my $req = "POST $path HTTP/1.1\r\nHost: localhost\r\n"
-                . "Content-Length: " . length($body) . "\r\n\r\n$body";
+        my $req = "$method $path HTTP/1.1\r\nHost: localhost\r\n"
+                . (defined $body ? "Content-Length: " . length($body)
+                                   . "\r\n\r\n$body" : "\r\n");
         my ($text, $head, $len) = ('');
         if (syswrite($s, $req) == length $req) {
             my $rin = '';
@@ -1979,6 +1993,533 @@ EOF
 }
 
 
+# ---- 12. GET traffic and malloc_traffic: what walking the traffic costs ------
+
+# an nginx of 2 workers in the harness's usual configuration (location
+# /t/ of the test module, location / answering "ok"), with room for
+# $conns connections a worker instead of its 256
+sub view_server {
+    my ($conns, $http) = @_;
+    my $t = MallocTest->new(workers => 2, http => "access_log off;\n$http");
+    (my $conf = $t->conf_text)
+        =~ s/worker_connections \d+;/worker_connections $conns;/
+        or die "MallocTest's configuration has no worker_connections\n";
+    $t->{conf} = $conf;
+    return $t->start;
+}
+
+# one answer with a Content-Length read from $s before $end: true if whole
+sub view_answer {
+    my ($s, $end) = @_;
+    my $text = '';
+    my $rin = '';
+    vec($rin, fileno($s), 1) = 1;
+    while (time() < $end) {
+        if ($text =~ /\r\n\r\n/) {
+            my ($head, $body) = split /\r\n\r\n/, $text, 2;
+            my ($len) = $head =~ /^Content-Length:\s*(\d+)/mi;
+            return 1 if length $body >= ($len // 0);
+        }
+        my $rout = $rin;
+        last unless select($rout, undef, undef, $end - time());
+        last unless sysread($s, $text, 4096, length $text);
+    }
+    return 0;
+}
+
+# $n connections to $port, each sent $req and left open; with $answered,
+# every answer is read, 500 at a time, so that nginx answers while the
+# next ones are opened
+sub view_open {
+    my ($port, $n, $req, $answered) = @_;
+    my (@all, @batch);
+    for my $i (1 .. $n) {
+        my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+                                      PeerPort => $port, Proto => 'tcp')
+            or die "connection $i of $n: $!\n";
+        die "connection $i of $n: write: $!\n"
+            unless (syswrite($s, $req) // 0) == length $req;
+        push @all, $s;
+        next unless $answered;
+        push @batch, $s;
+        next unless @batch == 500 || $i == $n;
+        my $end = time() + 30;
+        for my $b (@batch) {
+            die "connection $i of $n: no answer\n"
+                unless view_answer($b, $end);
+        }
+        @batch = ();
+    }
+    return @all;
+}
+
+# $n GET traffic one after the other: each answer's wall time and what it
+# walked, each worker's walk_us, and the CPU time each worker's event loop
+# spent in that GET (schedstat, read before and after it): the lesser of
+# the two is a worker's part (walk, its part written as JSON into a file),
+# the greater also has the answer (reading both parts back, merging)
+sub view_gets {
+    my ($t, $n) = @_;
+    my %r = (n => $n);
+    my @pids = $t->worker_pids;
+    for my $i (1 .. $n) {
+        my %cpu = map { $_ => (worker_cpu($_))[0] } @pids;
+        my ($st, $body, $dt) = fetch($t->port, '/malloc/traffic', 30);
+        my %used = map { $_ => (worker_cpu($_))[0] - $cpu{$_} } @pids;
+        my $j = MallocTest::json_decode($body);
+        die "GET traffic: $st $body\n"
+            unless $st == 200 && $j && !$j->{partial}
+                   && ref $j->{workers} eq 'ARRAY' && @{ $j->{workers} } == 2;
+        push @{ $r{answer} }, $dt;
+        push @{ $r{connections} }, $j->{totals}{connections};
+        push @{ $r{requests} }, $j->{totals}{requests}{n};
+        push @{ $r{keepalive} }, $j->{totals}{states}{keepalive}{n};
+        push @{ $r{bytes} }, $j->{totals}{bytes};
+        my @cpu = sorted(map { $_ / 1e9 } values %used);
+        push @{ $r{cpu_part} }, $cpu[0];
+        push @{ $r{cpu_answer} }, $cpu[-1];
+        for my $w (@{ $j->{workers} }) {
+            die "GET traffic: no walk_us in workers[]: $body\n"
+                unless defined $w->{walk_us};
+            my $walk = $w->{walk_us} / 1e6;
+            push @{ $r{walk}{ $w->{worker} } }, $walk;
+            push @{ $r{conns}{ $w->{worker} } }, $w->{connections};
+            # the slowest walk: its GET, and which part its worker had
+            $r{slowest} = [$walk, $i - 1, ($used{ $w->{pid} } // 0) / 1e9
+                                          == $cpu[-1] ? 'cpu_answer'
+                                                      : 'cpu_part']
+                if !$r{slowest} || $walk > $r{slowest}[0];
+        }
+    }
+    return \%r;
+}
+
+# the soft limit on open files of a process, from /proc
+sub nofile {
+    my ($pid) = @_;
+    my ($soft) = slurp("/proc/$pid/limits") =~ /^Max open files\s+(\S+)/m;
+    return $soft // '?';
+}
+
+# part 1: GET traffic with nothing open, then with 10,000 connections
+sub view_walk {
+    my ($idle, $held) = (9000, 1000);
+    my $limit = cmd_out("sh -c 'ulimit -n'");
+    die "bench: this process may open $limit files, the walk needs "
+        . ($idle + $held + 100) . ": raise it (ulimit -n 20000)\n"
+        if $limit ne 'unlimited' && $limit < $idle + $held + 100;
+
+    print "  traffic view: nginx with worker_connections 8192\n";
+    my $t = view_server(8192, 'keepalive_timeout 300s;');
+    my $port = $t->port;
+    my %r = (idle => $idle, held => $held, limit => $limit,
+             nofile => join(' / ', map { nofile($_) } $t->worker_pids));
+
+    # the module's state and the connection slots warm
+    fetch($port, '/malloc/traffic') for 1 .. 3;
+    $r{base} = view_gets($t, $RUN{view_gets});
+    printf "  nothing open: answer %s ms, walk %s ms\n",
+           ms(median(@{ $r{base}{answer} }) * 1e3),
+           ms(median(map { @$_ } values %{ $r{base}{walk} }) * 1e3);
+
+    my $t0 = time();
+    my @ka = view_open($port, $idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1);
+    my $sent = time();
+    my @in = view_open($port, $held, "GET /t/?pool=16&hold=60000 HTTP/1.1"
+                                     . "\r\nHost: x\r\n\r\n", 0);
+    $r{opened} = time() - $t0;
+
+    # every connection accepted, every held request in its handler
+    my $want = $idle + $held + 1;
+    MallocTest::poll_until(30, sub {
+        my (undef, $body) = fetch($port, '/malloc/traffic', 30);
+        my $j = MallocTest::json_decode($body);
+        return $j && ($j->{totals}{connections} // 0) >= $want
+                  && ($j->{totals}{requests}{n} // 0) >= $held + 1;
+    }) or die "GET traffic never saw the $want connections\n";
+
+    $r{open} = view_gets($t, $RUN{view_gets});
+    $r{within} = time() - $sent < 60;
+    printf "  %d open: answer %s ms, walk %s ms\n", $idle + $held,
+           ms(median(@{ $r{open}{answer} }) * 1e3),
+           ms(median(map { @$_ } values %{ $r{open}{walk} }) * 1e3);
+
+    close $_ for @ka, @in;
+    $r{alerts} = [grep { /\[(alert|crit|emerg)\]/ } split /\n/, $t->log_text];
+    $t->stop;
+
+    return \%r;
+}
+
+# the allocated bytes of each worker of $t, from figures they published
+# after $since (about once a second)
+sub view_allocated {
+    my ($t, $since) = @_;
+    my %a;
+    MallocTest::poll_until(10, sub {
+        my ($st, $body) = fetch($t->port, '/malloc/stats');
+        my $now = time();
+        my $j = MallocTest::json_decode($body);
+        return 0 unless $st == 200 && $j && ref $j->{workers} eq 'ARRAY'
+                        && @{ $j->{workers} } == 2;
+        for my $w (@{ $j->{workers} }) {
+            # the answer's own latency: published some ms before it says
+            return 0 if $w->{stale} || !defined $w->{allocated}
+                        || $now - $w->{age} < $since + 0.05;
+        }
+        %a = map { $_->{worker} => $_->{allocated} } @{ $j->{workers} };
+        return 1;
+    }) or die "GET stats: no figures published after the requests\n";
+    return \%a;
+}
+
+# $n GET / on keep-alive connections (nginx closes one every 1000)
+sub view_requests {
+    my ($t, $n) = @_;
+    my $c = ka_client($t->port);
+    for my $i (1 .. $n) {
+        my ($st, $body) = ka_request($c, 'GET', '/');
+        die "GET / ($i of $n): $st $body\n" unless $st == 200;
+    }
+    close $c->{s} if $c->{s};
+}
+
+# parts 2 and 3: wrk on two nginx, one with malloc_traffic on (and a
+# control like the first), then jemalloc's allocated across requests
+sub view_rate {
+    die "wrk is not installed (Debian wrk)\n"
+        unless `sh -c 'command -v wrk'`;
+
+    my ($secs, $rounds) = @RUN{qw(view_secs view_rounds)};
+    my @arms = (
+        [off => ''],
+        [on => 'malloc_traffic on;'],
+        [control => ''],
+    );
+
+    print "  traffic view: three nginx for wrk\n";
+    my %srv = map { $_->[0] => view_server(1024, $_->[1]) } @arms;
+    my %r = (secs => $secs, rounds => $rounds);
+
+    wrk_run($srv{ $_->[0] }, 0, 1, '/') for @arms;
+
+    # A B C, then C B A: a drift in time weighs on no arm
+    for my $i (1 .. $rounds) {
+        my @order = $i % 2 ? @arms : reverse @arms;
+        my (%rps, %cpu);
+        for my $arm (@order) {
+            my $name = $arm->[0];
+            ($rps{$name}, $cpu{$name}) = wrk_run($srv{$name}, 0, $secs, '/');
+            push @{ $r{rps}{$name} }, $rps{$name};
+            push @{ $r{cpu}{$name} }, $cpu{$name};
+        }
+        for my $x (qw(on control)) {
+            push @{ $r{ratio}{$x} }, $rps{$x} / $rps{off};
+            push @{ $r{cpu_ratio}{$x} }, $cpu{off} / $cpu{$x};
+        }
+        printf "  wrk round %d: %s\n", $i,
+               join(', ', map { sprintf('%s %.0f', $_->[0], $rps{ $_->[0] }) }
+                              @arms);
+    }
+
+    # part 3: what 20,000 requests leave allocated, off and on in turns.
+    # An idle worker's thread cache fills (with malloc_traffic on, from
+    # its walk each second) until requests flush it: each count starts
+    # right after as many requests, so that both ends follow requests.
+    my $n = 20000;
+    $r{reqs} = $n;
+    $r{warm} = $n / 4;
+    for my $i (1 .. $RUN{view_alloc_rounds}) {
+        for my $name ($i % 2 ? qw(off on) : qw(on off)) {
+            my $t = $srv{$name};
+            view_requests($t, $r{warm});
+            my $before = view_allocated($t, time());
+            view_requests($t, $n);
+            my $after = view_allocated($t, time());
+            my $d = 0;
+            $d += $after->{$_} - $before->{$_} for keys %$before;
+            push @{ $r{alloc}{$name} }, [$before, $after, $d];
+            printf "  %s: %+d bytes allocated after %d requests\n",
+                   $name, $d, $n;
+        }
+    }
+
+    # and what the same workers' allocated does with no request at all,
+    # then after requests again
+    my (%idle, %at);
+    for my $name (qw(off on)) {
+        $idle{$name} = view_allocated($srv{$name}, time());
+        $at{$name} = time();
+    }
+    sleep 5;
+    for my $name (qw(off on)) {
+        my $after = view_allocated($srv{$name}, time());
+        my $d = 0;
+        $d += $after->{$_} - $idle{$name}{$_} for keys %$after;
+        $r{idle}{$name} = [$idle{$name}, $after, $d, time() - $at{$name}];
+    }
+    for my $name (qw(off on)) {
+        view_requests($srv{$name}, $r{warm});
+        push @{ $r{idle}{$name} }, view_allocated($srv{$name}, time());
+    }
+
+    $r{alerts} = [map {
+        my $name = $_;
+        map { "$name: $_" } grep { /\[(alert|crit|emerg)\]/ }
+                                 split /\n/, $srv{$name}->log_text
+    } map { $_->[0] } @arms];
+    $_->stop for values %srv;
+
+    return \%r;
+}
+
+# what the slowest walk and the slowest answer of view_gets's $r came
+# with: the CPU time of the workers in that GET against their medians
+sub view_slowest {
+    my ($r) = @_;
+    my @walks = map { @{ $r->{walk}{$_} } } 0, 1;
+    my ($walk, $i, $role) = @{ $r->{slowest} };
+    my $text = sprintf("\nThe slowest walk, %s ms (median %s), was in GET "
+                       . "%d of %d", ms($walk * 1e3),
+                       ms(median(@walks) * 1e3), $i + 1, $r->{n});
+    if ($walk > 2 * median(@walks)) {
+        my $over = $r->{$role}[$i] - median(@{ $r->{$role} });
+        $text .= sprintf(": its worker's CPU in that GET was %s ms over "
+                         . "its median, so the walk's %s ms beyond its "
+                         . "median were %s", ms($over * 1e3),
+                         ms(($walk - median(@walks)) * 1e3),
+                         $over >= ($walk - median(@walks)) / 2
+                         ? 'spent on the CPU (a slower run: a cold cache, '
+                           . 'or a CPU of this virtual machine shared)'
+                         : 'mostly spent waiting for a CPU, the 2 being '
+                           . 'shared with the client and whatever else the '
+                           . 'machine runs');
+    }
+
+    my @answer = @{ $r->{answer} };
+    my ($j) = sort { $answer[$b] <=> $answer[$a] } 0 .. $#answer;
+    $text .= sprintf(". The slowest answer, %s ms (median %s), in GET %d: "
+                     . "the workers' CPU in it %s and %s ms (medians %s and "
+                     . "%s).\n", ms($answer[$j] * 1e3),
+                     ms(median(@answer) * 1e3), $j + 1,
+                     ms($r->{cpu_part}[$j] * 1e3),
+                     ms($r->{cpu_answer}[$j] * 1e3),
+                     ms(median(@{ $r->{cpu_part} }) * 1e3),
+                     ms(median(@{ $r->{cpu_answer} }) * 1e3));
+    return $text;
+}
+
+sub bench_traffic_view {
+    my $w = view_walk();
+    my $v = view_rate();
+    my $gets = $RUN{view_gets};
+    my $open = $w->{idle} + $w->{held};
+    my ($secs, $rounds) = ($v->{secs}, $v->{rounds});
+
+    my $text = <<"EOF";
+## 12. Walking the traffic: GET traffic and malloc_traffic
+
+`GET /malloc/traffic` makes every worker walk all its connections in
+its event loop and answer what each holds; each worker's part says how
+long its walk took (`walk_us`). One nginx of 2 workers with
+`worker_connections 8192` and `keepalive_timeout 300s`; $gets GETs one
+after the other on a new connection each, first with nothing open,
+then with $w->{idle} keep-alive connections (each sent `GET /` and read
+its answer) and $w->{held} requests in flight (`GET
+/t/?pool=16&hold=60000`, answered after 60 s), held open by this
+process (open files: $w->{limit}; the workers': $w->{nofile}); opening
+them took @{[ sprintf('%.1f', $w->{opened}) ]} s. "answer" is the wall
+time of the whole GET at the client; "walk" is `walk_us` of each
+worker: the wall time of the walk itself, which holds its event loop.
+"event loop CPU" is the CPU time of each worker's main thread in each
+GET (schedstat, read before and after it): the lesser of the two
+workers is one worker's part (the walk, then its part written as JSON
+into a file, both in the event loop), the greater also took the
+request (reading both parts back, merging, answering).
+
+| open | connections walked (by worker) | requests in flight | keep-alive | bytes held | answer ms (min / median / max) | walk ms, worker 0 | walk ms, worker 1 | event loop CPU ms, a part (the lesser) | event loop CPU ms, a part and the answer (the greater) |
+|---|---|---|---|---|---|---|---|---|---|
+EOF
+
+    for my $k (qw(base open)) {
+        my $r = $w->{$k};
+        $text .= sprintf("| %s | %d (%s) | %d | %d | %s | %s | %s | %s | %s "
+                         . "| %s |\n",
+            $k eq 'base' ? 'nothing' : "$w->{idle} keep-alive + $w->{held} "
+                                       . 'in flight',
+            median(@{ $r->{connections} }),
+            join(' + ', map { median(@{ $r->{conns}{$_} }) } 0, 1),
+            median(@{ $r->{requests} }), median(@{ $r->{keepalive} }),
+            bytes(median(@{ $r->{bytes} })), mmm_ms(@{ $r->{answer} }),
+            mmm_ms(@{ $r->{walk}{0} }), mmm_ms(@{ $r->{walk}{1} }),
+            mmm_ms(@{ $r->{cpu_part} }), mmm_ms(@{ $r->{cpu_answer} }));
+    }
+
+    my $o = $w->{open};
+    my $base = $w->{base};
+    my @answer = mmm(@{ $o->{answer} });
+    my @walks = map { @{ $o->{walk}{$_} } } 0, 1;
+    my @base_walks = map { @{ $base->{walk}{$_} } } 0, 1;
+    my @walk = mmm(@walks);
+    my @part = mmm(@{ $o->{cpu_part} });
+    my $verdict = sub {
+        my ($v, $tg) = @_;
+        return $v->[2] < $tg ? 'met by every GET'
+             : $v->[1] < $tg ? 'met at the median, **missed** at the max'
+             : '**missed**';
+    };
+
+    # the walk's time per connection: what the open ones added to it
+    my $conns = median(map { @{ $o->{conns}{$_} } } 0, 1)
+              - median(map { @{ $base->{conns}{$_} } } 0, 1);
+    my $per = $conns > 0
+        ? (median(@walks) - median(@base_walks)) / $conns : 0;
+
+    $text .= sprintf("\nWith %d open, against the targets: answer %s ms at "
+                     . "the median, %s ms at the max (< 100 ms: %s); "
+                     . "`walk_us` %s ms at the median, %s ms at the max, of "
+                     . "either worker (< 5 ms: %s); the event loop's CPU "
+                     . "for a worker's part, walk and file, %s ms at the "
+                     . "median, %s ms at the max (< 5 ms: %s).\n", $open,
+                     ms($answer[1] * 1e3), ms($answer[2] * 1e3),
+                     $verdict->(\@answer, 0.1), ms($walk[1] * 1e3),
+                     ms($walk[2] * 1e3), $verdict->(\@walk, 5e-3),
+                     ms($part[1] * 1e3), ms($part[2] * 1e3),
+                     $verdict->(\@part, 5e-3));
+    $text .= sprintf("\nThe walk costs %.2f us per connection (the median "
+                     . "walk with %d open less that with nothing, over the "
+                     . "connections a worker walked). A part's CPU beyond "
+                     . "its walk, %s ms at the medians with %d open and %s "
+                     . "ms with nothing, is the rest of the part, outside "
+                     . "`walk_us`: building its JSON and writing it into "
+                     . "its file.\n",
+                     $per * 1e6, $open,
+                     ms((median(@{ $o->{cpu_part} }) - median(@walks))
+                        * 1e3), $open,
+                     ms((median(@{ $base->{cpu_part} }) - median(@base_walks))
+                        * 1e3));
+    $text .= view_slowest($o);
+    $text .= "\n**The held requests were answered before the last GET "
+           . "ended**: the figures above count fewer in flight.\n"
+        unless $w->{within};
+
+    $text .= <<"EOF";
+
+With `malloc_traffic on;` each worker runs the same walk once a second
+(without the biggest requests): the walk ms above is also what that
+costs its event loop each second with as many connections.
+
+`malloc_traffic on;` against off under load: three nginx of 2 workers,
+the usual configuration with `access_log off`, `off` and `control`
+alike, `on` with `malloc_traffic on;` (a log phase handler per request
+that measures its pools and adds them to its location's row, and the
+walk once a second). One `wrk -t1 -c32 -d${secs}s` keep-alive at a time
+on `location / { return 200 "ok\\n"; }`, A B C then C B A, $rounds
+rounds, after a run of 1 s on each; ratios compare the runs of one
+round. `control` is a second nginx like `off`: how far apart two equal
+arms come out here.
+
+| arm | requests/s (min / median / max) | workers' CPU us per request (min / median / max) |
+|---|---|---|
+EOF
+
+    my $fmt = sub {
+        my ($f, @v) = @_;
+        return join(' / ', map { sprintf($f, $_) } mmm(@v));
+    };
+
+    for my $arm (qw(off on control)) {
+        $text .= sprintf("| %s | %s | %s |\n", $arm,
+                         $fmt->('%.0f', @{ $v->{rps}{$arm} }),
+                         $fmt->('%.2f', @{ $v->{cpu}{$arm} }));
+    }
+
+    $text .= <<"EOF";
+
+| ratio | requests/s ratio (min / median / max) | middle half of the rounds | target (median) | CPU per request, inverted (min / median / max) |
+|---|---|---|---|---|
+EOF
+
+    for my $arm (qw(on control)) {
+        my @all = @{ $v->{ratio}{$arm} };
+        my @m = mmm(@all);
+        my ($q1, $q3) = (pct(0.25, @all), pct(0.75, @all));
+        my $tg = 'none, the noise';
+        if ($arm eq 'on') {
+            $tg = sprintf('>= 0.99: %s', $m[1] >= 0.99 ? 'met' : '**missed**');
+            $tg .= ' (within the noise)' if $m[1] < 0.99 && $q3 >= 0.99;
+        }
+        $text .= sprintf("| %s / off | %s | %.3f - %.3f | %s | %s |\n",
+                         $arm, join(' / ', map { sprintf('%.3f', $_) } @m),
+                         $q1, $q3, $tg,
+                         $fmt->('%.3f', @{ $v->{cpu_ratio}{$arm} }));
+    }
+
+    $text .= <<"EOF";
+
+Nothing allocated per request: jemalloc's `stats.allocated` of both
+workers (`GET /malloc/stats`, `workers[].allocated`, from figures each
+worker published after the moment asked for) before and after
+$v->{reqs} `GET /` on keep-alive connections (nginx closes one every
+1000 requests), in the `off` and `on` nginx above, in turns, each
+count right after $v->{warm} such requests. The difference is the sum
+over the workers. jemalloc counts what its thread caches hold as
+allocated: a few kB either way is the caches, not the requests.
+
+| malloc_traffic | round | allocated before, worker 0 + 1 | after | difference | bytes per request |
+|---|---|---|---|---|---|
+EOF
+
+    for my $arm (qw(off on)) {
+        my $i = 0;
+        for my $row (@{ $v->{alloc}{$arm} }) {
+            my ($before, $after, $d) = @$row;
+            $text .= sprintf("| %s | %d | %s | %s | %+d B | %+.2f |\n",
+                             $arm, ++$i,
+                             join(' + ', map { $before->{$_} } 0, 1),
+                             join(' + ', map { $after->{$_} } 0, 1),
+                             $d, $d / $v->{reqs});
+        }
+    }
+
+    $text .= "\nBytes per request, the median of the rounds: "
+           . join(', ', map {
+                 my $arm = $_;
+                 sprintf('%s %+.2f', $arm, median(map { $_->[2] / $v->{reqs} }
+                                                  @{ $v->{alloc}{$arm} }))
+             } qw(off on)) . ".\n";
+
+    $text .= "\nThe same workers with no request for 5 s or more "
+           . "then, allocated (worker 0 + 1) before and after: "
+           . join('; ', map {
+                 my ($before, $after, $d, $secs, $back) = @{ $v->{idle}{$_} };
+                 sprintf('%s %s to %s in %.1f s (%+d B, %+.0f B a second), '
+                         . 'then %s after %d requests', $_,
+                         join(' + ', map { $before->{$_} } 0, 1),
+                         join(' + ', map { $after->{$_} } 0, 1), $secs, $d,
+                         $d / $secs,
+                         join(' + ', map { $back->{$_} } 0, 1), $v->{warm})
+             } qw(off on))
+           . ". What an idle worker adds goes with its next requests: "
+           . "memory freed and kept in jemalloc's thread cache, which "
+           . "requests flush, not held. The counts above start and end "
+           . "right after requests for that reason. With `malloc_traffic "
+           . "on`, one second of it (the most the wait for fresh figures "
+           . "adds after the last request), "
+           . sprintf('%.0f B', $v->{idle}{on}[2] / $v->{idle}{on}[3])
+           . " for the two workers, would be "
+           . sprintf('%.2f', $v->{idle}{on}[2] / $v->{idle}{on}[3]
+                             / $v->{reqs})
+           . " B per request: a difference under that is the cache.\n";
+
+    my @alerts = (@{ $w->{alerts} }, @{ $v->{alerts} });
+    $text .= "\n**error.log had " . scalar(@alerts) . " alert/crit "
+           . "lines**, the first: `$alerts[0]`\n" if @alerts;
+
+    return $text;
+}
+
+
 # ---- the document ------------------------------------------------------------
 
 my @BENCHES = (
@@ -1994,6 +2535,7 @@ my @BENCHES = (
     [viewer => \&bench_viewer],
     [rss_read => \&bench_rss_read],
     [export => \&bench_export],
+    [traffic_view => \&bench_traffic_view],
 );
 
 my %only = map { $_ => 1 } 'machine', split /,/, $opt{only} // '';
