@@ -28,7 +28,10 @@
 
 
 /* the sentence's room */
-#define NGX_HTTP_MALLOC_TRAFFIC_TEXT  512
+#define NGX_HTTP_MALLOC_TRAFFIC_TEXT   512
+
+/* a name as a metric's label: each byte may be escaped */
+#define NGX_HTTP_MALLOC_LABEL_MAX  (2 * NGX_HTTP_MALLOC_TALLY_NAME)
 
 
 typedef struct {
@@ -52,8 +55,9 @@ static int ngx_libc_cdecl ngx_http_malloc_traffic_cmp(const void *a,
 static json_t *ngx_http_malloc_traffic_servers(json_t *locations);
 static json_t *ngx_http_malloc_traffic_text(json_t *part, json_t *locations);
 static uint64_t ngx_http_malloc_traffic_int(json_t *o, const char *key);
-static uint64_t ngx_http_malloc_traffic_named(ngx_http_malloc_tally_table_t **t,
-    ngx_uint_t n, const ngx_http_malloc_tally_named_t *row);
+static uint64_t ngx_http_malloc_traffic_named(
+    ngx_http_malloc_tally_table_t **t, ngx_uint_t n,
+    const ngx_http_malloc_tally_named_t *row);
 
 
 ngx_int_t
@@ -695,8 +699,8 @@ ngx_http_malloc_traffic_metrics(u_char *p, u_char *last,
     uint64_t                              cum;
     ngx_uint_t                            i;
     const ngx_http_malloc_tally_named_t  *row;
-    char                                  server[2 * NGX_HTTP_MALLOC_TALLY_SERVER];
-    char                                  location[2 * NGX_HTTP_MALLOC_TALLY_NAME];
+    char                                  server[NGX_HTTP_MALLOC_LABEL_MAX];
+    char                                  location[NGX_HTTP_MALLOC_LABEL_MAX];
 
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_traffic_bytes Bytes the in-flight "

@@ -610,7 +610,7 @@ ngx_http_malloc_walk_request(ngx_http_malloc_walk_ctx_t *ctx,
 static ngx_uint_t
 ngx_http_malloc_walk_state(ngx_http_request_t *r)
 {
-    /* r->lingering_close is only "may need it"; the time is set as it starts */
+    /* r->lingering_close means "may need it"; the time is set as it starts */
 
     if (r->lingering_time != 0) {
         return NGX_HTTP_MALLOC_TALLY_CLOSING;

@@ -110,7 +110,9 @@ is(scalar @{ $j->{workers} }, 2, 'both workers walked');
 is($j->{totals}{requests}{n}, 1, 'idle: one request in flight, the question');
 is($j->{top}[0]{location}, '/malloc/', 'idle: it is the admin location\'s');
 is($j->{top}[0]{path}, '/malloc/traffic', 'idle: its path');
-like($j->{text}, qr/^in-flight traffic holds [\d.]+ [KM]iB of the [\d.]+ MiB allocated \(\d+\.\d%\); the rest is kept outside requests: see the heap profile$/,
+like($j->{text}, qr/^in-flight\ traffic\ holds\ [\d.]+\ [KM]iB\ of\ the
+                   \ [\d.]+\ MiB\ allocated\ \(\d+\.\d%\);\ the\ rest\ is
+                   \ kept\ outside\ requests:\ see\ the\ heap\ profile$/x,
      "idle: something kept ($j->{text})");
 is($j->{totals}{allocator}, 'jemalloc', 'on jemalloc');
 ok($j->{totals}{bytes} <= $j->{totals}{allocated},
@@ -210,7 +212,9 @@ for my $w (@{ $j->{workers} }) {
     ok($w->{bytes} <= $w->{allocated},
        "worker $w->{worker}: no more than its allocated bytes");
 }
-like($j->{text}, qr/: the memory is the traffic, most of it in location "\/held" of server "" \([\d.]+ MiB\); see the top requests$/,
+like($j->{text}, qr/:\ the\ memory\ is\ the\ traffic,\ most\ of\ it\ in
+                   \ location\ "\/held"\ of\ server\ ""\ \([\d.]+\ MiB\);
+                   \ see\ the\ top\ requests$/x,
      "traffic: the sentence names the location ($j->{text})");
 
 # and the exact counters agree: the held pools are in jemalloc's total
@@ -326,15 +330,19 @@ is(scalar @{ $after->{finished}{buckets} }, 9, 'finished: 9 buckets');
 ok(poll_until(5, sub {
     my $m = $t->get('/malloc/metrics')->{content};
     my $n = 0;
-    $n += $1 while $m =~ /^nginx_malloc_request_pool_bytes_count\{worker="\d+",server="",location="\/held"\} (\d+)$/mg;
+    $n += $1 while $m =~ /^nginx_malloc_request_pool_bytes_count
+                          \{worker="\d+",server="",location="\/held"\}
+                          \ (\d+)$/mgx;
     $n == $after->{finished}{count};
 }), 'metrics: the histogram\'s count is the same');
 my $m = $t->get('/malloc/metrics')->{content};
 like($m, qr/^# TYPE nginx_malloc_request_pool_bytes histogram$/m,
      'metrics: a histogram');
-like($m, qr/^nginx_malloc_request_pool_bytes_bucket\{worker="\d",server="",location="\/held",le="\+Inf"\} \d+$/m,
+like($m, qr/^nginx_malloc_request_pool_bytes_bucket\{worker="\d",server="",
+             location="\/held",le="\+Inf"\}\ \d+$/mx,
      'metrics: its +Inf bucket');
-like($m, qr/^nginx_malloc_traffic_bytes\{worker="\d",server="second.example",location="\/held2"\} \d+$/m,
+like($m, qr/^nginx_malloc_traffic_bytes\{worker="\d",server="second.example",
+             location="\/held2"\}\ \d+$/mx,
      'metrics: bytes by server and location');
 unlike($m, qr/traffic_bytes\{[^}]*(path|client|127\.0\.0\.1)/,
        'metrics: no path, no client in the labels');
