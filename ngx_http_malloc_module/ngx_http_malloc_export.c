@@ -87,6 +87,7 @@ typedef struct {
     ngx_http_malloc_otlp_attr_t    resource[NGX_HTTP_MALLOC_EXPORT_RESOURCE];
     size_t                         nresource;
     u_char                         exe[64];
+    u_char                         host[NGX_MAXHOSTNAMELEN + 1];
     ngx_http_malloc_job_t         *jobs[NGX_HTTP_MALLOC_EXPORT_JOBS];
     ngx_uint_t                     njobs;
     ngx_uint_t                     building;
@@ -690,7 +691,12 @@ ngx_http_malloc_export_resource(ngx_http_malloc_export_t *ex)
     ngx_memcpy(ex->resource, fixed, sizeof(fixed));
     ex->nresource = sizeof(fixed) / sizeof(fixed[0]);
 
-    ex->resource[1].str = (char *) ngx_cycle->hostname.data;
+    /* nginx's hostname is a length and bytes, with no NUL after them */
+
+    (void) ngx_cpystrn(ex->host, ngx_cycle->hostname.data,
+                       ngx_min(ngx_cycle->hostname.len, NGX_MAXHOSTNAMELEN)
+                       + 1);
+    ex->resource[1].str = (char *) ex->host;
     ex->resource[2].num = (ngx_process == NGX_PROCESS_WORKER) ? getppid()
                                                                : ngx_pid;
 

@@ -233,14 +233,16 @@ ngx_http_malloc_init_main_conf(ngx_conf_t *cf, void *conf)
             last--;
         }
 
+        /* with its NUL: an absolute name is used as it is, as a C string */
+
         path->name.len = (last - temp.data) + sizeof("malloc") - 1;
-        path->name.data = ngx_pnalloc(cf->pool, path->name.len);
+        path->name.data = ngx_pnalloc(cf->pool, path->name.len + 1);
         if (path->name.data == NULL) {
             return NGX_CONF_ERROR;
         }
 
         p = ngx_cpymem(path->name.data, temp.data, last - temp.data);
-        ngx_memcpy(p, "malloc", sizeof("malloc") - 1);
+        ngx_memcpy(p, "malloc", sizeof("malloc"));
     }
 
     if (ngx_conf_full_name(cf->cycle, &path->name, 0) != NGX_OK) {
@@ -626,6 +628,9 @@ ngx_http_malloc_dump_dir(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (path->name.len == 0) {
         return "must not be empty";
     }
+
+    /* the name is used as a C string too: it ends where its length does */
+    path->name.data[path->name.len] = '\0';
 
     if (ngx_conf_full_name(cf->cycle, &path->name, 0) != NGX_OK) {
         return NGX_CONF_ERROR;
