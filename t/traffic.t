@@ -25,6 +25,12 @@ use MallocTest qw(poll_until);
 
 my $MIB = 1024 * 1024;
 
+# "http2 on;" since nginx 1.25.1, where "listen ... http2" is deprecated
+my ($version) = `$MallocTest::NGINX -v 2>&1` =~ m{nginx/(\d+\.\d+\.\d+)};
+my $h2_new = sprintf('%03d%03d%03d', split /\./, $version // '0.0.0')
+    >= 1025001;
+my ($h2_listen, $h2_on) = $h2_new ? ('', 'http2 on;') : ('http2', '');
+
 my $port2 = MallocTest::free_port();
 my $port3 = MallocTest::free_port();
 my $wsport = MallocTest::free_port();
@@ -43,7 +49,8 @@ my $t = MallocTest->new(workers => 2, connections => 1024,
     }
 
     server {
-        listen 127.0.0.1:$port3 http2;
+        listen 127.0.0.1:$port3 $h2_listen;
+        $h2_on
 
         location /t/ {
             malloc_test;
