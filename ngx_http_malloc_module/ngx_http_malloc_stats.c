@@ -250,31 +250,15 @@ static json_t *
 ngx_http_malloc_stats_report(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
 {
-    json_t        *report;
-    json_error_t   error;
-    u_char         path[NGX_MAX_PATH];
+    json_t  *report;
 
     if (!w->answered || w->result.seq != ctx->co.seq || w->result.rc != 0) {
         return json_null();
     }
 
-    ngx_http_malloc_wait_file(r, ctx, w->pid, path);
+    report = ngx_http_malloc_wait_json(r, ctx, w);
 
-    report = json_load_file((char *) path, 0, &error);
-
-    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                      ngx_delete_file_n " \"%s\" failed", path);
-    }
-
-    if (report == NULL) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cannot read jemalloc's report \"%s\": %s", path,
-                      error.text);
-        return json_null();
-    }
-
-    return report;
+    return report ? report : json_null();
 }
 
 

@@ -44,8 +44,6 @@ typedef struct {
 
 static ngx_int_t ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx);
-static json_t *ngx_http_malloc_traffic_part(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
 static void ngx_http_malloc_traffic_merge(ngx_http_malloc_traffic_sum_t *sum,
     json_t *part, ngx_http_malloc_worker_t *w, json_t *wj);
 static void ngx_http_malloc_traffic_add(json_t *to, json_t *from);
@@ -147,7 +145,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
             continue;
         }
 
-        part = ngx_http_malloc_traffic_part(r, ctx, &w[i]);
+        part = ngx_http_malloc_wait_json(r, ctx, &w[i]);
 
         if (part == NULL) {
             if (error == NULL) {
@@ -192,37 +190,6 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     json_decref(sum.locations);
 
     return ngx_http_malloc_send_json(r, status, json);
-}
-
-
-/* a worker's file, read back and removed */
-
-static json_t *
-ngx_http_malloc_traffic_part(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
-{
-    json_t        *part;
-    json_error_t   error;
-    u_char         path[NGX_MAX_PATH];
-
-    ngx_http_malloc_wait_file(r, ctx, w->pid, path);
-
-    part = json_load_file((char *) path, 0, &error);
-
-    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                      ngx_delete_file_n " \"%s\" failed", path);
-    }
-
-    if (part == NULL || !json_is_object(part)) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cannot read the traffic of worker %ui from \"%s\": "
-                      "%s", w->worker, path, error.text);
-        json_decref(part);
-        return NULL;
-    }
-
-    return part;
 }
 
 

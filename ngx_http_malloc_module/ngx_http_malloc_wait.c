@@ -14,8 +14,9 @@
  * For requests, the rest of their waiting: holding the request (its
  * cleanup, ngx_http_test_reading), admitting a bounded number of builds
  * and windows, the busy answer, the timer that keeps a request on the
- * module's thread alive, resuming, and the names of the files the
- * workers make for a read, removed when it ends early.
+ * module's thread alive, resuming, and the files the workers make for a
+ * read: named, read back as JSON (stats?detail=full, traffic) and
+ * removed, or removed when it ends early.
  *
  * Owns: this worker's list of collections and its admitted requests.
  * Calls: board, reply (the answer "busy"), and the pure core (path).
@@ -26,6 +27,8 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+
+#include <jansson.h>
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
@@ -597,6 +600,41 @@ ngx_http_malloc_wait_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     p = ngx_snprintf(path, NGX_MAX_PATH - 1, "%V/%s", &mmcf->dump_dir->name,
                      name);
     *p = '\0';
+}
+
+
+/*
+ * A worker's JSON file of a read's command (jemalloc's report, its
+ * traffic), read back and removed; NULL: none, or not JSON, logged.
+ */
+
+json_t *
+ngx_http_malloc_wait_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+    ngx_http_malloc_worker_t *w)
+{
+    json_t        *j;
+    json_error_t   error;
+    u_char         path[NGX_MAX_PATH];
+
+    ngx_http_malloc_wait_file(r, ctx, w->pid, path);
+
+    j = json_load_file((char *) path, 0, &error);
+
+    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
+                      ngx_delete_file_n " \"%s\" failed", path);
+    }
+
+    if (j == NULL || !json_is_object(j)) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "cannot read the answer of worker %ui from \"%s\": "
+                      "%s", w->worker, path,
+                      j == NULL ? error.text : "not an object");
+        json_decref(j);
+        return NULL;
+    }
+
+    return j;
 }
 
 

@@ -14,6 +14,8 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include <jansson.h>
+
 #include "ngx_http_malloc_board.h"
 
 
@@ -100,6 +102,8 @@ ngx_int_t ngx_http_malloc_wait_post(ngx_http_request_t *r,
 void ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc);
 void ngx_http_malloc_wait_file(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, u_char *path);
+json_t *ngx_http_malloc_wait_json(ngx_http_request_t *r,
+    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
 void ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx);
 
 /* the request's work is on a thread (1) or back (0) */
