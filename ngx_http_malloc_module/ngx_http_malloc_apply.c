@@ -70,7 +70,8 @@ typedef struct {
 
 
 static void ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
-    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master, ngx_log_t *log);
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master,
+    ngx_http_malloc_je_stats_t *je, ngx_log_t *log);
 static void ngx_http_malloc_apply_rss_thread(void *data);
 static void ngx_http_malloc_apply_rss_done(void *data);
 static void ngx_http_malloc_apply_run(ngx_log_t *log);
@@ -98,7 +99,8 @@ static void ngx_http_malloc_apply_answer(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_result_t *res);
 static void ngx_http_malloc_apply_sync(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
-static void ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf);
+static void ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_je_stats_t *st);
 static ngx_int_t ngx_http_malloc_apply_name(u_char *tmpl, char *name);
 
 
@@ -156,7 +158,7 @@ ngx_http_malloc_apply_init_module(ngx_cycle_t *cycle,
      * lives in this cycle's pool: the last cycle's goes with that cycle.
      */
     ngx_http_malloc_tasks.rss_task = NULL;
-    ngx_http_malloc_apply_rss(cycle, mmcf, 1, cycle->log);
+    ngx_http_malloc_apply_rss(cycle, mmcf, 1, NULL, cycle->log);
 
     if ((ngx_uint_t) active != ngx_http_malloc_board_desired(mmcf, NULL)) {
         ngx_log_error(NGX_LOG_INFO, cycle->log, 0,
@@ -175,6 +177,8 @@ ngx_int_t
 ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
     ngx_http_malloc_main_conf_t *mmcf)
 {
+    ngx_http_malloc_je_stats_t  st;
+
     ngx_http_malloc_tasks.dump_task =
         ngx_pcalloc(cycle->pool, sizeof(ngx_http_malloc_dump_task_t));
     if (ngx_http_malloc_tasks.dump_task == NULL) {
@@ -189,7 +193,7 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
          * answered, malloc_traffic's figures published
          */
 
-        ngx_http_malloc_apply_publish(mmcf);
+        ngx_http_malloc_apply_publish(mmcf, NULL);
 
         ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
                                    ngx_http_malloc_apply_run);
@@ -205,11 +209,16 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
                       "heap profiling resumed in new worker");
     }
 
-    ngx_http_malloc_apply_publish(mmcf);
+    /*
+     * in place: this first reading is the worker's start; the parts and
+     * the figures of one reading of jemalloc's, which the reading of the
+     * parts itself allocates after
+     */
 
-    /* in place: this first reading is the worker's start */
+    ngx_http_malloc_apply_publish(mmcf, &st);
+
     ngx_http_malloc_tasks.rss_task = NULL;
-    ngx_http_malloc_apply_rss(cycle, mmcf, 0, cycle->log);
+    ngx_http_malloc_apply_rss(cycle, mmcf, 0, &st, cycle->log);
 
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
                                ngx_http_malloc_apply_run);
@@ -223,6 +232,7 @@ ngx_http_malloc_apply_init_process(ngx_cycle_t *cycle,
 static void
 ngx_http_malloc_apply_tick(ngx_log_t *log)
 {
+    ngx_http_malloc_je_stats_t    st;
     ngx_http_malloc_main_conf_t  *mmcf;
 
     mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
@@ -240,8 +250,9 @@ ngx_http_malloc_apply_tick(ngx_log_t *log)
      */
 
     if (!ngx_http_malloc_tasks.dumping) {
-        ngx_http_malloc_apply_publish(mmcf);
-        ngx_http_malloc_apply_rss((ngx_cycle_t *) ngx_cycle, mmcf, 0, log);
+        ngx_http_malloc_apply_publish(mmcf, &st);
+        ngx_http_malloc_apply_rss((ngx_cycle_t *) ngx_cycle, mmcf, 0, &st,
+                                  log);
 
         if (mmcf->traffic == 1) {
             ngx_http_malloc_walk_publish(mmcf, log);
@@ -260,7 +271,7 @@ ngx_http_malloc_apply_beat(ngx_log_t *log)
     mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
                                                ngx_http_malloc_module);
 
-    ngx_http_malloc_apply_publish(mmcf);
+    ngx_http_malloc_apply_publish(mmcf, NULL);
 
     if (mmcf->traffic == 1) {
         ngx_http_malloc_walk_publish(mmcf, log);
@@ -277,7 +288,8 @@ ngx_http_malloc_apply_beat(ngx_log_t *log)
 
 static void
 ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
-    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master, ngx_log_t *log)
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t master,
+    ngx_http_malloc_je_stats_t *je, ngx_log_t *log)
 {
     ngx_http_malloc_rss_task_t  *rt;
 
@@ -301,7 +313,11 @@ ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
     rt->master = master;
     rt->nranges = ngx_http_malloc_board_ranges(cycle, rt->ranges, NULL);
 
-    if (ngx_http_malloc_je_stats(&rt->je) != 0) {
+    if (je != NULL) {
+        /* the reading just published: the figures agree */
+        rt->je = *je;
+
+    } else if (ngx_http_malloc_je_stats(&rt->je) != 0) {
         /* the parts without the allocator's: all anonymous is "other" */
         ngx_memzero(&rt->je, sizeof(ngx_http_malloc_je_stats_t));
     }
@@ -442,7 +458,7 @@ ngx_http_malloc_apply_run(ngx_log_t *log)
 
     if (applied) {
         ngx_http_malloc_apply_sync(mmcf, log);
-        ngx_http_malloc_apply_publish(mmcf);
+        ngx_http_malloc_apply_publish(mmcf, NULL);
     }
 }
 
@@ -647,7 +663,7 @@ ngx_http_malloc_apply_dump_done(void *data)
     ngx_http_malloc_apply_answer(dt->mmcf, &dt->result);
 
     /* what the tick skipped meanwhile: dumps back to back never go stale */
-    ngx_http_malloc_apply_publish(dt->mmcf);
+    ngx_http_malloc_apply_publish(dt->mmcf, NULL);
 
     /* the commands posted while the thread worked */
     ngx_http_malloc_apply_run(ngx_cycle->log);
@@ -862,22 +878,30 @@ ngx_http_malloc_apply_sync(ngx_http_malloc_main_conf_t *mmcf,
 }
 
 
+/* "st": where the reading of jemalloc's figures goes too, or NULL */
+
 static void
-ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf)
+ngx_http_malloc_apply_publish(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_je_stats_t *st)
 {
     int                         active;
     size_t                      lg;
-    ngx_http_malloc_je_stats_t  st;
+    ngx_http_malloc_je_stats_t  here;
 
     active = 0;
     lg = 0;
-    ngx_memzero(&st, sizeof(ngx_http_malloc_je_stats_t));
+
+    if (st == NULL) {
+        st = &here;
+    }
+
+    ngx_memzero(st, sizeof(ngx_http_malloc_je_stats_t));
 
     (void) ngx_http_malloc_je_get_active(&active);
     (void) ngx_http_malloc_je_lg_sample(&lg);
-    (void) ngx_http_malloc_je_stats(&st);
+    (void) ngx_http_malloc_je_stats(st);
 
-    ngx_http_malloc_board_publish(mmcf, active, lg, &st);
+    ngx_http_malloc_board_publish(mmcf, active, lg, st);
 }
 
 
