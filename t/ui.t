@@ -133,7 +133,6 @@ SKIP: {
     my $seen = drive($url, <<'JS');
 async () => {
     const $ = (s) => document.querySelector(s);
-    const pause = () => new Promise((ok) => setTimeout(ok, 100));
     const frames = () => [...$('#flame').querySelectorAll('.frame')];
     const frame = (name) => frames().find((e) => e.textContent === name);
     const names = (top) => frames().filter((e) => e.style.top === top)
@@ -147,11 +146,21 @@ async () => {
                          { once: true });
         history.back();
     });
+    // the page's filter runs on a timer (a burst of typing, one redraw):
+    // its note, marked stale first, says it ran, the tables that it drew
     const filter = async (id, value) => {
+        const note = $(id + '-note');
+        note.textContent = '\u0000stale';
         $(id).value = value;
         $(id).dispatchEvent(new Event('input'));
-        await pause();
-        return $(id + '-note').textContent;
+        for (const end = Date.now() + 5000; Date.now() < end;) {
+            if (note.textContent !== '\u0000stale'
+                && document.body.dataset.tables === 'ready') {
+                break;
+            }
+            await new Promise((ok) => setTimeout(ok, 20));
+        }
+        return note.textContent;
     };
     const seen = {};
 

@@ -448,7 +448,14 @@ ngx_http_malloc_test_held(ngx_event_t *ev)
     r = ev->data;
     c = r->connection;
 
-    ngx_http_finalize_request(r, ngx_http_malloc_test_handler(r));
+    /*
+     * serve, not the handler: a handler called from here too could be
+     * split by the compiler (gcc 14's "handler.part.0"), and profile.t
+     * and ui.t read the handler by its name
+     */
+
+    ngx_http_finalize_request(r, ngx_http_malloc_test_serve(r,
+                                     ngx_http_malloc_test_hold));
     ngx_http_run_posted_requests(c);
 }
 
