@@ -196,6 +196,9 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
                         json_integer((json_int_t) stale));
     json_object_set_new(json, "totals", totals);
 
+    /* detail=full: a worker that answered too late leaves no file */
+    ngx_http_malloc_wait_read(ctx);
+
     text = ngx_http_malloc_traffic_sentence(tables, n);
     json_object_set_new(json, "traffic", text ? json_pack("{so}", "text", text)
                                               : json_null());

@@ -189,6 +189,9 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
 
     json_decref(sum.locations);
 
+    /* a worker that answered too late leaves no file */
+    ngx_http_malloc_wait_read(ctx);
+
     return ngx_http_malloc_send_json(r, status, json);
 }
 

@@ -639,6 +639,29 @@ ngx_http_malloc_wait_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
 
 /*
+ * A read whose answers were all read in its "answered" (stats, traffic):
+ * its command closed now, then every file of it removed.  A worker that
+ * answered late wrote its file before the close (removed here) or
+ * after it (it removes the file itself): none is left.
+ */
+
+void
+ngx_http_malloc_wait_read(ngx_http_malloc_ctx_t *ctx)
+{
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    if (ctx->co.seq == 0) {
+        return;
+    }
+
+    mmcf = ngx_http_get_module_main_conf(ctx->request, ngx_http_malloc_module);
+
+    ngx_http_malloc_board_close(mmcf, ctx->co.seq);
+    ngx_http_malloc_wait_unlink(ctx);
+}
+
+
+/*
  * Removes the hidden files that a read's command made, answered or not:
  * a worker that writes its file after this sees the command closed and
  * removes it itself.  An operator's dump (a name without the leading dot)

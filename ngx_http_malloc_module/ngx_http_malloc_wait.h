@@ -104,6 +104,7 @@ void ngx_http_malloc_wait_file(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_pid_t pid, u_char *path);
 json_t *ngx_http_malloc_wait_json(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
+void ngx_http_malloc_wait_read(ngx_http_malloc_ctx_t *ctx);
 void ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx);
 
 /* the request's work is on a thread (1) or back (0) */
