@@ -45,7 +45,9 @@ async function dom(opts, hash = '', asked = [], posted = [], before) {
         asked.push(...server.asked);
         posted.push(...server.posted);
         server.close();
-        fs.rmSync(profile, { recursive: true, force: true });
+        // chromium's helpers may still write there as the browser exits
+        fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10,
+                             retryDelay: 100 });
     }
 }
 
