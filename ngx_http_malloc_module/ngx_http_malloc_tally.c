@@ -311,7 +311,8 @@ ngx_http_malloc_tally_top_arg(const unsigned char *s, size_t len, size_t *n)
 
 size_t
 ngx_http_malloc_tally_sentence(char *out, size_t size, uint64_t traffic,
-    uint64_t allocated, const char *where, uint64_t where_bytes)
+    uint64_t allocated, const char *server, const char *location,
+    uint64_t where_bytes)
 {
     int       n;
     char      t[32], a[32], w[32];
@@ -339,7 +340,7 @@ ngx_http_malloc_tally_sentence(char *out, size_t size, uint64_t traffic,
                      "requests: see the heap profile", t, a,
                      (unsigned) (permille / 10), (unsigned) (permille % 10));
 
-    } else if (where == NULL) {
+    } else if (location == NULL) {
         n = snprintf(out, size, "in-flight traffic holds %s of the %s "
                      "allocated (%u.%u%%): the memory is the traffic, in "
                      "no request: see its states", t, a,
@@ -350,9 +351,11 @@ ngx_http_malloc_tally_sentence(char *out, size_t size, uint64_t traffic,
 
         n = snprintf(out, size, "in-flight traffic holds %s of the %s "
                      "allocated (%u.%u%%): the memory is the traffic, most "
-                     "of it in %s (%s); see the top requests", t, a,
+                     "of it in location \"%s\" of server \"%s\" (%s); see "
+                     "the top requests", t, a,
                      (unsigned) (permille / 10), (unsigned) (permille % 10),
-                     where, w);
+                     location[0] ? location : "(none yet)",
+                     server ? server : "", w);
     }
 
     return n < 0 ? 0 : ((size_t) n < size ? (size_t) n : size - 1);

@@ -164,12 +164,14 @@ int ngx_http_malloc_tally_top_arg(const unsigned char *s, size_t len,
     size_t *n);
 
 /*
- * The sentence: is the memory the traffic or something kept?  "where"
- * names the location that holds most (NULL: none).  Returns its length.
+ * The sentence: is the memory the traffic or something kept?  "server"
+ * and "location" name the location that holds most, "where_bytes" (a
+ * location NULL: none; "": the server's level, no location chosen yet).
+ * Returns its length.
  */
 size_t ngx_http_malloc_tally_sentence(char *out, size_t size,
-    uint64_t traffic, uint64_t allocated, const char *where,
-    uint64_t where_bytes);
+    uint64_t traffic, uint64_t allocated, const char *server,
+    const char *location, uint64_t where_bytes);
 
 
 #endif /* _NGX_HTTP_MALLOC_TALLY_H_INCLUDED_ */

@@ -407,8 +407,6 @@ ngx_http_malloc_traffic_text(json_t *part, json_t *locations)
     json_t      *loc, *most;
     uint64_t     bytes;
     const char  *server, *location;
-    char         where[NGX_HTTP_MALLOC_TALLY_SERVER
-                       + NGX_HTTP_MALLOC_TALLY_NAME + 40];
     char         text[NGX_HTTP_MALLOC_TRAFFIC_TEXT];
 
     most = NULL;
@@ -421,22 +419,18 @@ ngx_http_malloc_traffic_text(json_t *part, json_t *locations)
         }
     }
 
+    server = NULL;
+    location = NULL;
+
     if (most != NULL) {
         server = json_string_value(json_object_get(most, "server"));
         location = json_string_value(json_object_get(most, "location"));
-
-        (void) ngx_snprintf((u_char *) where, sizeof(where) - 1,
-                            "location \"%s\" of server \"%s\"%Z",
-                            (location && location[0]) ? location
-                                                      : "(none yet)",
-                            server ? server : "");
-        where[sizeof(where) - 1] = '\0';
     }
 
     (void) ngx_http_malloc_tally_sentence(text, sizeof(text),
                ngx_http_malloc_traffic_int(part, "bytes"),
                ngx_http_malloc_traffic_int(part, "allocated"),
-               most ? where : NULL, bytes);
+               server, location ? location : (most ? "" : NULL), bytes);
 
     return json_string(text);
 }
@@ -461,9 +455,6 @@ ngx_http_malloc_traffic_published(ngx_http_request_t *r,
     ngx_http_malloc_worker_t *w, ngx_http_malloc_tally_table_t **table)
 {
     json_t                                *j;
-    char                                   where[NGX_HTTP_MALLOC_TALLY_SERVER
-                                                 + NGX_HTTP_MALLOC_TALLY_NAME
-                                                 + 40];
     char                                   text[NGX_HTTP_MALLOC_TRAFFIC_TEXT];
     ngx_http_malloc_tally_table_t         *t;
     const ngx_http_malloc_tally_named_t   *most;
@@ -486,18 +477,10 @@ ngx_http_malloc_traffic_published(ngx_http_request_t *r,
 
     most = ngx_http_malloc_tally_most(t->rows, t->n);
 
-    if (most != NULL) {
-        (void) ngx_snprintf((u_char *) where, sizeof(where) - 1,
-                            "location \"%s\" of server \"%s\"%Z",
-                            most->location[0] ? most->location
-                                              : "(none yet)",
-                            most->server);
-        where[sizeof(where) - 1] = '\0';
-    }
-
     (void) ngx_http_malloc_tally_sentence(text, sizeof(text),
                                           t->total.bytes, t->allocated,
-                                          most ? where : NULL,
+                                          most ? most->server : NULL,
+                                          most ? most->location : NULL,
                                           most ? most->row.now.bytes : 0);
 
     j = json_object();
@@ -553,9 +536,6 @@ ngx_http_malloc_traffic_sentence(ngx_http_malloc_tally_table_t **t,
     uint64_t                              bytes, allocated, most, here;
     ngx_uint_t                            i, m;
     const char                           *server, *location;
-    char                                  where[NGX_HTTP_MALLOC_TALLY_SERVER
-                                                + NGX_HTTP_MALLOC_TALLY_NAME
-                                                + 40];
     char                                  text[NGX_HTTP_MALLOC_TRAFFIC_TEXT];
     const ngx_http_malloc_tally_named_t  *row;
 
@@ -591,16 +571,8 @@ ngx_http_malloc_traffic_sentence(ngx_http_malloc_tally_table_t **t,
         return NULL;
     }
 
-    if (location != NULL) {
-        (void) ngx_snprintf((u_char *) where, sizeof(where) - 1,
-                            "location \"%s\" of server \"%s\"%Z",
-                            location[0] ? location : "(none yet)", server);
-        where[sizeof(where) - 1] = '\0';
-    }
-
     (void) ngx_http_malloc_tally_sentence(text, sizeof(text), bytes,
-                                          allocated,
-                                          location ? where : NULL, most);
+                                          allocated, server, location, most);
 
     return json_string(text);
 }

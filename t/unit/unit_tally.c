@@ -263,16 +263,14 @@ test_sentence(void)
     size_t  n;
 
     n = ngx_http_malloc_tally_sentence(out, sizeof(out), 1048576,
-                                       10 * 1048576, "location \"/up\"",
-                                       1048576);
+                                       10 * 1048576, "a", "/up", 1048576);
     is_str(out, "in-flight traffic holds 1.0 MiB of the 10.0 MiB allocated "
            "(10.0%); the rest is kept outside requests: see the heap "
            "profile", "sentence: something kept");
     is_int((long) n, (long) strlen(out), "sentence: its length");
 
     (void) ngx_http_malloc_tally_sentence(out, sizeof(out), 9 * 1048576,
-                                          10 * 1048576,
-                                          "location \"/up\" of server \"a\"",
+                                          10 * 1048576, "a", "/up",
                                           8 * 1048576 + 524288);
     is_str(out, "in-flight traffic holds 9.0 MiB of the 10.0 MiB allocated "
            "(90.0%): the memory is the traffic, most of it in location "
@@ -280,17 +278,17 @@ test_sentence(void)
            "sentence: the traffic, and where");
 
     (void) ngx_http_malloc_tally_sentence(out, sizeof(out), 20 * 1048576,
-                                          10 * 1048576, NULL, 0);
+                                          10 * 1048576, NULL, NULL, 0);
     is_str(out, "in-flight traffic holds 20.0 MiB of the 10.0 MiB allocated "
            "(100.0%): the memory is the traffic, in no request: see its "
            "states", "sentence: no more than all; idle connections, no "
            "location to name");
 
     (void) ngx_http_malloc_tally_sentence(out, sizeof(out), 3000, 0, NULL,
-                                          0);
+                                          NULL, 0);
     is_str(out, "in-flight traffic holds 2.9 KiB; the allocator's total is "
            "not known here", "sentence: no total");
 
-    (void) ngx_http_malloc_tally_sentence(out, 10, 3000, 0, NULL, 0);
+    (void) ngx_http_malloc_tally_sentence(out, 10, 3000, 0, NULL, NULL, 0);
     is_int((long) strlen(out), 9, "sentence: cut to its room");
 }
