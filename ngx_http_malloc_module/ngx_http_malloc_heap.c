@@ -56,6 +56,8 @@ static int ngx_http_malloc_heap_maps(ngx_http_malloc_heap_t *heap,
     const unsigned char *p, const unsigned char *end, char *err);
 static int ngx_http_malloc_heap_end(ngx_http_malloc_heap_state_e state,
     size_t line, char *err);
+static int ngx_http_malloc_heap_period(const unsigned char *p,
+    const unsigned char *last, uint64_t *period);
 static const unsigned char *ngx_http_malloc_heap_number(
     const unsigned char *p, const unsigned char *last, uint64_t *v);
 static const unsigned char *ngx_http_malloc_heap_counts(
@@ -164,9 +166,7 @@ ngx_http_malloc_heap_add(ngx_http_malloc_heap_t *heap,
                 return -1;
             }
 
-            if (ngx_http_malloc_heap_number(p + 8, last, &period) != last
-                || period == 0)
-            {
+            if (ngx_http_malloc_heap_period(p + 8, last, &period) != 0) {
                 ngx_http_malloc_heap_error(err, "line 1: bad sampling period "
                                            "in \"heap_v2/\" header");
                 return -1;
@@ -434,6 +434,47 @@ ngx_http_malloc_heap_top(const unsigned char *maps, size_t len)
     }
 
     return (p < end) ? top : 0;
+}
+
+
+/*
+ * The header's period, 2^lg_prof_sample: 2^63 at lg_sample 63, which
+ * jemalloc takes and writes, is read as INT64_MAX, the most pprof and
+ * profile.proto's int64 hold; the two mean the same, no sampling.
+ */
+
+static int
+ngx_http_malloc_heap_period(const unsigned char *p, const unsigned char *last,
+    uint64_t *period)
+{
+    uint64_t  n, d;
+
+    if (p == last) {
+        return -1;
+    }
+
+    for (n = 0; p < last; p++) {
+        if (*p < '0' || *p > '9') {
+            return -1;
+        }
+
+        d = *p - '0';
+
+        if (n > (UINT64_MAX - d) / 10) {
+            return -1;
+        }
+
+        n = n * 10 + d;
+    }
+
+    if (n == 0) {
+        return -1;
+    }
+
+    *period = (n > NGX_HTTP_MALLOC_HEAP_MAX_COUNT)
+              ? NGX_HTTP_MALLOC_HEAP_MAX_COUNT : n;
+
+    return 0;
 }
 
 

@@ -138,6 +138,18 @@ ok(!grep({ defined $_->{sample_bytes} } @{$s->{workers}}),
 is($t->get('/malloc/')->{json}{jemalloc}{sample_bytes}, undef,
    'GET /: sample_bytes null at lg_sample 63');
 
+# jemalloc writes heap_v2/9223372036854775808 then: every profile still
+# reads it
+for my $uri ('/malloc/pprof/heap.pb.gz', '/malloc/pprof/heap.json',
+             '/malloc/pprof/heap')
+{
+    $r = $t->get($uri);
+    is($r->{status}, 200, "lg_sample 63: $uri 200")
+        or diag substr($r->{content}, 0, 300);
+}
+is($t->post('/malloc/prof_dump', '"at63.heap"')->{status}, 200,
+   'lg_sample 63: prof_dump 200');
+
 # bad bodies: 400, nothing changes
 
 for my $bad ('{"lg_sample": 64}', '{"lg_sample": -1}',

@@ -415,8 +415,8 @@ test_malformed(void)
           "line 1: bad sampling period" },
         { "period with junk", STR("heap_v2/524288x\n  t*: 0: 0 [0: 0]\n"),
           "line 1: bad sampling period" },
-        { "period beyond int64",
-          STR("heap_v2/9223372036854775808\n  t*: 0: 0 [0: 0]\n"),
+        { "period beyond uint64",
+          STR("heap_v2/18446744073709551616\n  t*: 0: 0 [0: 0]\n"),
           "line 1: bad sampling period" },
         { "header only, cut", STR("heap_v2/524288"),
           "line 1: no newline" },
@@ -508,6 +508,16 @@ test_limits(void)
     char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN], *text, *p;
     size_t                  i;
     ngx_http_malloc_heap_t  heap;
+
+    /* lg_sample 63: jemalloc writes 2^63, read as pprof's INT64_MAX */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+
+    is_int(add(&heap, STR("heap_v2/9223372036854775808\n  t*: 0: 0 [0: 0]\n"
+                          "\nMAPPED_LIBRARIES:\n"), err),
+           0, "limits: the period of lg_sample 63");
+    is_int(heap.period == (uint64_t) INT64_MAX, 1,
+           "limits: 2^63 read as INT64_MAX");
 
     /* INT64_MAX is the largest count, and merging must not pass it */
 
