@@ -359,8 +359,11 @@ for rel in $RELEASES; do
     grep -q ' PASS ' "$DISTS/$rel.result" 2>/dev/null && continue
     echo
     echo "== $rel: $log"
-    grep -E '^(t/\S+ +\(Wstat|  Failed tests?:|#   Failed test)' "$log" \
-        | head -n 40
+    # each failed test with the diagnostics after it, which say why
+    awk '/^#   Failed test/ { n = 12 }
+         /^(t\/[^ ]+ +\(Wstat|  Failed tests?:)/ { print; next }
+         n > 0 && /^#/ { print; n--; next }
+         { n = 0 }' "$log" | head -n 80
     tail -n 15 "$log"
 done
 
