@@ -95,8 +95,11 @@ static char **ngx_http_malloc_profile_generation(ngx_http_request_t *r,
     ngx_int_t *sent);
 static void ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
     ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base);
-static void ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf);
+static ngx_int_t ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
+static ngx_int_t ngx_http_malloc_profile_whole(ngx_http_request_t *r,
+    ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base,
+    const char *arg, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_pid(ngx_http_request_t *r,
     ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
@@ -198,8 +201,10 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    if (snapshot && base) {
-        ngx_http_malloc_profile_reloads(r, pf);
+    if (snapshot && base
+        && ngx_http_malloc_profile_reloads(r, pf, sent) != NGX_OK)
+    {
+        return NGX_DECLINED;
     }
 
     pf->pipe.format = (ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
@@ -330,6 +335,12 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
             return NGX_DECLINED;
         }
 
+        if (ngx_http_malloc_profile_whole(r, &gen, &base, "since", sent)
+            != NGX_OK)
+        {
+            return NGX_DECLINED;
+        }
+
         ngx_http_malloc_profile_exact(pf, &gen, &base);
 
         if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
@@ -347,8 +358,8 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
 
 /*
  * Beside the sampled comparison, the exact change of the master's
- * allocated bytes, and what makes the samples untrustworthy: a heap
- * sampled only in part, or sampled at another interval.
+ * allocated bytes, and what makes the samples mislead: a heap sampled at
+ * another interval.
  */
 
 static void
@@ -376,16 +387,10 @@ ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
         return;
     }
 
-    if (base->partial || gen->partial) {
-        last = ngx_snprintf(p, 255, "generation %ui was sampled only in "
-                            "part (sampling was turned on during it): what "
-                            "it held before is missing from its heap, and "
-                            "shows as growth",
-                            base->partial ? base->generation
-                                          : gen->generation);
+    /* a generation sampled in part is refused before: see _whole() */
 
-    } else if (base->lg_sample >= 0 && gen->lg_sample >= 0
-               && base->lg_sample != gen->lg_sample)
+    if (base->lg_sample >= 0 && gen->lg_sample >= 0
+        && base->lg_sample != gen->lg_sample)
     {
         last = ngx_snprintf(p, 255, "the sampling interval changed between "
                             "the generations (2^%i, 2^%i bytes): the samples "
@@ -466,9 +471,9 @@ ngx_http_malloc_profile_pid(ngx_http_request_t *r,
  * generations they are of know the exact change between them.
  */
 
-static void
+static ngx_int_t
 ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf)
+    ngx_http_malloc_profile_t *pf, ngx_int_t *sent)
 {
     ngx_str_t                     name, against;
     ngx_uint_t                    i, n;
@@ -481,7 +486,7 @@ ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
     if (ngx_http_arg(r, (u_char *) "snapshot", 8, &name) != NGX_OK
         || ngx_http_arg(r, (u_char *) "base", 4, &against) != NGX_OK)
     {
-        return;
+        return NGX_OK;
     }
 
     n = ngx_http_malloc_board_generations(mmcf, gens);
@@ -503,9 +508,101 @@ ngx_http_malloc_profile_reloads(ngx_http_request_t *r,
         }
     }
 
-    if (gen != NULL && base != NULL) {
-        ngx_http_malloc_profile_exact(pf, gen, base);
+    if (gen == NULL || base == NULL) {
+        return NGX_OK;
     }
+
+    if (ngx_http_malloc_profile_whole(r, gen, base, "base", sent) != NGX_OK) {
+        return NGX_DECLINED;
+    }
+
+    ngx_http_malloc_profile_exact(pf, gen, base);
+
+    return NGX_OK;
+}
+
+
+/*
+ * A generation sampled only in part misses what the master held before
+ * its sampling came on (or was reset): compared, that shows as growth
+ * that is not there, or hides growth that is.  Such a comparison is
+ * refused in every form, and the refusal names the first whole
+ * generation after it to compare with, "arg" saying how (since=N, or
+ * base=<its snapshot>).  NGX_OK, or NGX_DECLINED with *sent.
+ */
+
+static ngx_int_t
+ngx_http_malloc_profile_whole(ngx_http_request_t *r,
+    ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base,
+    const char *arg, ngx_int_t *sent)
+{
+    u_char                       *p, *last, with[NGX_HTTP_MALLOC_NAME_MAX + 32];
+    ngx_uint_t                    i, n, part, numbered;
+    ngx_http_malloc_gen_t        *whole;
+    ngx_http_malloc_main_conf_t  *mmcf;
+    ngx_http_malloc_gen_t         gens[NGX_HTTP_MALLOC_GENERATIONS];
+
+    if (!base->partial && !gen->partial) {
+        return NGX_OK;
+    }
+
+    part = base->partial ? base->generation : gen->generation;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+    n = ngx_http_malloc_board_generations(mmcf, gens);
+
+    /*
+     * the oldest whole one after the partial: before the one compared
+     * for a partial base, any later for a partial newer one
+     */
+
+    whole = NULL;
+
+    for (i = 0; i < n; i++) {
+        if (gens[i].generation > part
+            && (gen->partial || gens[i].generation < gen->generation)
+            && !gens[i].partial && gens[i].snapshot[0] != '\0'
+            && (whole == NULL || gens[i].generation < whole->generation))
+        {
+            whole = &gens[i];
+        }
+    }
+
+    p = with;
+    numbered = (ngx_strcmp(arg, "since") == 0);
+
+    if (gen->partial) {
+        arg = numbered ? "generation" : "snapshot";
+    }
+
+    if (whole == NULL) {
+        last = ngx_snprintf(p, sizeof(with) - 1, "no whole generation "
+                            "comes %s: reload nginx with profiling on and "
+                            "compare with that one",
+                            gen->partial ? "after it" : "between them");
+
+    } else if (numbered) {
+        last = ngx_snprintf(p, sizeof(with) - 1, "compare with %s=%ui, "
+                            "the first whole generation after it", arg,
+                            whole->generation);
+
+    } else {
+        last = ngx_snprintf(p, sizeof(with) - 1, "compare with %s=%s, "
+                            "the snapshot of generation %ui, the first "
+                            "whole one after it", arg, whole->snapshot,
+                            whole->generation);
+    }
+
+    *last = '\0';
+
+    *sent = ngx_http_malloc_error(r, NGX_HTTP_CONFLICT, "partial_generation",
+                "generation %ui was sampled only in part (sampling came on, "
+                "or was reset, while the master read its configuration): "
+                "what it held before is missing from its heap, and a "
+                "comparison with it would name growth that is not there; "
+                "%s", part, with);
+
+    return NGX_DECLINED;
 }
 
 

@@ -67,6 +67,31 @@ is(join(',', map { $_->{lg_sample} // 'null' } @g{1 .. 4}),
 is(join(',', map { $_->{partial} ? 1 : 0 } @g{1 .. 4}), '1,1,0,0',
    'partial: the start and the reload that turned the master on');
 ok(JSON::PP::is_bool($g{3}{partial}), 'partial is a boolean');
+
+# a comparison with a generation sampled in part is refused in every form,
+# naming the first whole one; nothing is made of it
+for my $ep ('pprof/heap.json', 'pprof/heap.pb.gz', 'pprof/heap', 'heap') {
+    my $r = $t->get("/malloc/$ep?process=master&since=2");
+    is($r->{status}, 409, "$ep since=2 (partial): 409");
+    is($r->{json}{error}{code}, 'partial_generation',
+       "$ep since=2: partial_generation");
+    like($r->{json}{error}{text} // '',
+         qr/^generation 2 was sampled only in part .* compare with since=3, /,
+         "$ep since=2: names since=3");
+    is($t->get("/malloc/$ep?process=master&since=3")->{status}, 200,
+       "$ep since=3 (whole): 200");
+}
+my $r = $t->get("/malloc/pprof/heap.json?snapshot=$g{4}{snapshot}"
+             . "&base=$g{2}{snapshot}");
+is($r->{status}, 409, 'the same two snapshots as the viewer compares: 409');
+my $snap3 = $g{3}{snapshot};
+like($r->{json}{error}{text} // '',
+     qr/compare with base=\Q$snap3\E, the snapshot of generation 3/,
+     'the viewer\'s form names the snapshot of generation 3');
+opendir(my $dd, $t->dump_dir);
+is(join(' ', grep { /^\.[^.]/ } readdir $dd), '',
+   'the refusals left no hidden file');
+closedir $dd;
 ok(leak_in(2) < 1, 'generation 2 holds none of its read\'s leak');
 my $leak = leak_in(3);
 ok($leak > 2 && $leak < 6,
@@ -82,7 +107,7 @@ is($g{4}{sampling_changed}, undef, 'generation 4: the same interval');
 my ($v) = $t->get('/malloc/')->{json}{jemalloc}{version} =~ /^(\d+\.\d+\.\d+)/;
 my $promotes = sprintf('%03d%03d%03d', split /\./, $v) lt '005003001';
 
-my $r = $t->post('/malloc/prof_reset', '{"lg_sample": 14}');
+$r = $t->post('/malloc/prof_reset', '{"lg_sample": 14}');
 is($r->{status}, 200, 'prof_reset to 14');
 my $s = $r->{json}{sampler};
 is($s->{lg_sample}, 14, 'the estimate is for 2^14');
@@ -117,6 +142,11 @@ $leak = leak_in(6);
 ok($leak > 2 && $leak < 6,
    sprintf 'generation 6 holds its own: %.1f MiB', $leak);
 is($g{5}{sampling_changed}, undef, 'generation 5: read at 19 as before');
+$r = $t->get('/malloc/pprof/heap.json?process=master&generation=5&since=4');
+is($r->{status}, 409, 'generation=5 (partial) since=4 (whole): 409');
+like($r->{json}{error}{text} // '',
+     qr/^generation 5 was .* compare with generation=6, /,
+     'generation=5 since=4: names generation=6');
 like($g{6}{sampling_changed} // '', $promotes
      ? qr/from 2\^19 bytes to 2\^14 bytes: growth across it .*not a leak/
      : qr/from 2\^19 bytes to 2\^14 bytes: its samples do not compare/,
