@@ -10,7 +10,7 @@
  *
  * Owns: the figures' names and help texts.  Calls: wait, reply, board,
  * traffic (malloc_traffic's figures), and the pure core (path, jemalloc,
- * rss).
+ * rss, tally's label escape).
  */
 
 
@@ -28,6 +28,11 @@
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_path.h"
 #include "ngx_http_malloc_rss.h"
+#include "ngx_http_malloc_tally.h"
+
+
+/* a zone's name as a label: each byte may be escaped */
+#define NGX_HTTP_MALLOC_ZONE_LABEL  (2 * NGX_HTTP_MALLOC_ZONE_NAME + 1)
 #include "ngx_http_malloc_traffic.h"
 
 
@@ -45,6 +50,11 @@ static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
 static u_char *ngx_http_malloc_stats_figures(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n);
+static u_char *ngx_http_malloc_stats_growth(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n);
+static u_char *ngx_http_malloc_stats_zones(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_main_conf_t *mmcf);
 static u_char *ngx_http_malloc_stats_rss(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n,
     ngx_http_malloc_main_conf_t *mmcf);
@@ -303,7 +313,8 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         }
     }
 
-    size = 6144 + n * 2048
+    size = 6144 + n * (2048 + NGX_HTTP_MALLOC_RSS_ZONES
+                             * (NGX_HTTP_MALLOC_ZONE_LABEL + 96))
            + (traffic ? ngx_http_malloc_traffic_metrics_size(tables, n) : 0);
 
     buf = ngx_pnalloc(r->pool, size);
@@ -399,6 +410,93 @@ ngx_http_malloc_stats_figures(u_char *p, u_char *last,
 }
 
 
+/*
+ * Where each worker's RSS grew since it started: in the allocator (its
+ * allocated bytes and overhead) or outside it (a library's own mmap, as
+ * LuaJIT's, stacks, files, zones), which no heap profile shows.
+ */
+
+static u_char *
+ngx_http_malloc_stats_growth(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n)
+{
+    int64_t                  allocator;
+    ngx_uint_t               i;
+    ngx_http_malloc_rss_t   *from, *to;
+
+    p = ngx_slprintf(p, last,
+                     "# HELP nginx_malloc_rss_growth_bytes Growth of the "
+                     "worker's resident memory since it started, in the "
+                     "allocator or outside it (which a heap profile cannot "
+                     "show).\n"
+                     "# TYPE nginx_malloc_rss_growth_bytes gauge\n");
+
+    for (i = 0; i < n; i++) {
+        from = &w[i].rss_start;
+        to = &w[i].rss;
+
+        if (w[i].stale || from->rss == 0 || to->rss == 0) {
+            continue;
+        }
+
+        allocator = (int64_t) (to->allocated + to->allocator_overhead)
+                    - (int64_t) (from->allocated + from->allocator_overhead);
+
+        p = ngx_slprintf(p, last, "nginx_malloc_rss_growth_bytes{"
+                         "worker=\"%ui\",pid=\"%P\",where=\"allocator\"} "
+                         "%L\n"
+                         "nginx_malloc_rss_growth_bytes{"
+                         "worker=\"%ui\",pid=\"%P\",where=\"outside\"} "
+                         "%L\n",
+                         w[i].worker, w[i].pid, allocator,
+                         w[i].worker, w[i].pid,
+                         (int64_t) to->rss - (int64_t) from->rss - allocator);
+    }
+
+    return p;
+}
+
+
+/* each shared zone's resident bytes in each worker, by the zone's name */
+
+static u_char *
+ngx_http_malloc_stats_zones(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_main_conf_t *mmcf)
+{
+    ngx_uint_t              i, z, nzones;
+    ngx_http_malloc_zone_t  zones[NGX_HTTP_MALLOC_RSS_ZONES];
+    char                    name[NGX_HTTP_MALLOC_ZONE_LABEL];
+
+    nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
+
+    p = ngx_slprintf(p, last,
+                     "# HELP nginx_malloc_shared_zone_bytes Resident bytes "
+                     "of each shared zone in the worker (the first %d "
+                     "zones; the rest together in nginx_malloc_rss_bytes"
+                     "{part=\"shared_zones\"}).\n"
+                     "# TYPE nginx_malloc_shared_zone_bytes gauge\n",
+                     NGX_HTTP_MALLOC_RSS_ZONES);
+
+    for (i = 0; i < n; i++) {
+        if (w[i].stale || w[i].rss.rss == 0) {
+            continue;
+        }
+
+        for (z = 0; z < ngx_min(nzones, (ngx_uint_t) w[i].rss.nzones); z++) {
+            ngx_http_malloc_tally_label((const char *) zones[z].name, name,
+                                        sizeof(name));
+
+            p = ngx_slprintf(p, last, "nginx_malloc_shared_zone_bytes{"
+                             "worker=\"%ui\",pid=\"%P\",zone=\"%s\"} %uL\n",
+                             w[i].worker, w[i].pid, name, w[i].rss.zone[z]);
+        }
+    }
+
+    return p;
+}
+
+
 /* the parts of RSS, a series per part, of each worker and of the master */
 
 static u_char *
@@ -428,6 +526,9 @@ ngx_http_malloc_stats_rss(u_char *p, u_char *last,
                              ngx_http_malloc_rss_part(&w[i].rss, k));
         }
     }
+
+    p = ngx_http_malloc_stats_growth(p, last, w, n);
+    p = ngx_http_malloc_stats_zones(p, last, w, n, mmcf);
 
     (void) ngx_http_malloc_board_master(mmcf, &m, NULL);
 

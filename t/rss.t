@@ -161,6 +161,33 @@ is(join(',', sort keys %master), join(',', sort @PARTS),
 ok($series{$pids[0]}{other_anonymous} >= 56 * $MB,
    'worker 0\'s other_anonymous counts the map');
 
+# the growth since each worker started, in the allocator or outside it:
+# the map is outside, in worker 0 only
+my %growth;
+while ($text =~ /^nginx_malloc_rss_growth_bytes\{worker="\d+",pid="(\d+)",
+                  where="(\w+)"\}[ ](-?\d+)$/mgx)
+{
+    $growth{$1}{$2} = $3;
+}
+like($text, qr/^# TYPE nginx_malloc_rss_growth_bytes gauge$/m,
+     'nginx_malloc_rss_growth_bytes: a gauge');
+ok(($growth{$pids[0]}{outside} // 0) >= 56 * $MB,
+   "worker 0: growth outside malloc $growth{$pids[0]}{outside}");
+ok(abs($growth{$pids[0]}{allocator} // 1e12) < 8 * $MB,
+   'worker 0: not in the allocator');
+ok(abs($growth{$pids[$_]}{outside} // 1e12) < 8 * $MB,
+   "worker $_: no growth outside malloc") for 1, 2;
+
+# each shared zone by name, in every worker
+my %zone;
+while ($text =~ /^nginx_malloc_shared_zone_bytes\{worker="\d+",pid="(\d+)",
+                  zone="([^"]+)"\}[ ](\d+)$/mgx)
+{
+    $zone{$1}{$2} = $3;
+}
+ok(exists $zone{$_}{ngx_http_malloc}, "worker pid $_: the module's zone")
+    for @pids;
+
 # reloads: the master reads again each time, new workers start afresh
 
 $t->reload for 1 .. 3;

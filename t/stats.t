@@ -181,10 +181,18 @@ like("@master", qr/nginx_malloc_reloads_total 0/, 'no reload yet');
 # the parts of RSS (t/rss.t checks them): a part label beside the others
 my $RSS = qr/^nginx_malloc_rss_bytes\{worker="\d+",pid="\d+",part="\w+"\} \d+$/;
 my $MASTER_RSS = qr/^nginx_malloc_master_rss_bytes\{part="\w+"\} \d+$/;
+my $GROWTH = qr/^nginx_malloc_rss_growth_bytes\{worker="\d+",pid="\d+",
+                 where="(allocator|outside)"\}[ ]-?\d+$/x;
+my $ZONE = qr/^nginx_malloc_shared_zone_bytes\{worker="\d+",pid="\d+",
+               zone="[^"]+"\}[ ]\d+$/x;
 is(scalar(grep { /$RSS/ } @$odd), 7 * 2, 'seven parts of RSS per worker');
 is(scalar(grep { /$MASTER_RSS/ } @$odd), 7, 'seven of the master\'s');
+is(scalar(grep { /$GROWTH/ } @$odd), 2 * 2,
+   'RSS growth in the allocator and outside it, per worker');
+ok(scalar(grep { /$ZONE/ } @$odd) >= 2, 'shared zones by name, per worker');
 is(join("\n", grep { !/^nginx_malloc_(master_allocated_bytes|reloads_total) /
-                      && !/$RSS/ && !/$MASTER_RSS/ } @$odd),
+                      && !/$RSS/ && !/$MASTER_RSS/ && !/$GROWTH/
+                      && !/$ZONE/ } @$odd),
    '', 'every other sample is name{worker="N",pid="P"} value');
 is(join(',', sort keys %$m), join(',', sort @SERIES), 'the nine series');
 for my $name (@SERIES) {
