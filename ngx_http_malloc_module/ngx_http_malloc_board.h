@@ -124,6 +124,12 @@ typedef struct {
     time_t                      last_success;   /* 0: never */
     time_t                      last_error;     /* 0: never */
     u_char                      reason[NGX_HTTP_MALLOC_EXPORT_REASON];
+    uint64_t                    capped;     /* requests built with more
+                                               stacks than a profile may
+                                               have samples */
+    time_t                      last_capped;    /* 0: never */
+    uint64_t                    capped_stacks;  /* the last one's stacks */
+    uint64_t                    capped_folded;  /* and those folded */
 } ngx_http_malloc_export_state_t;
 
 
@@ -259,6 +265,17 @@ typedef struct {
                                                no snapshot, 0: none */
     u_char                      failure[NGX_HTTP_MALLOC_WATCH_WHY];
                                             /* why, said once at warn */
+
+    /* outside=: each worker's RSS outside the allocator */
+    size_t                      outside[NGX_HTTP_MALLOC_WATCHED];
+                                            /* its baseline, 0: none */
+    ngx_uint_t                  outside_firings;
+    time_t                      outside_at; /* the last, 0: none */
+    size_t                      outside_grew;
+    ngx_uint_t                  outside_worker;
+    ngx_pid_t                   outside_pid;
+    u_char                      outside_text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
+                                            /* what grew, in words */
 } ngx_http_malloc_watch_t;
 
 

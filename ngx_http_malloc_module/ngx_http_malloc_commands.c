@@ -191,14 +191,16 @@ ngx_http_malloc_generations(ngx_http_request_t *r)
 
 /*
  * malloc_watch as it stands: "armed" (waiting for a growth or a peak) or
- * "window" (sampling for a firing), its last firing and snapshot, and
- * why the last firing that wrote none did not; null without the directive.
+ * "window" (sampling for a firing), its last firing and snapshot, why
+ * the last firing that wrote none did not, and the outside= trigger's
+ * firings; null without the directive.
  */
 
 static json_t *
 ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
 {
-    ngx_http_malloc_watch_t  w;
+    json_t                   *outside;
+    ngx_http_malloc_watch_t   w;
 
     if (mmcf->watch == NULL) {
         return json_null();
@@ -206,7 +208,31 @@ ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
 
     ngx_http_malloc_board_watch(mmcf, &w, NULL);
 
-    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:o}",
+    /* outside=: its own trigger, on RSS outside the allocator */
+
+    outside = json_null();
+
+    if (mmcf->watch->outside != 0) {
+        outside = json_pack("{s:I, s:I, s:o, s:I, s:o, s:o, s:o}",
+                      "size", (json_int_t) mmcf->watch->outside,
+                      "firings", (json_int_t) w.outside_firings,
+                      "last_firing",
+                      w.outside_at ? ngx_http_malloc_time_json(w.outside_at)
+                                   : json_null(),
+                      "last_grew", (json_int_t) w.outside_grew,
+                      "last_worker",
+                      w.outside_at ? json_integer(w.outside_worker)
+                                   : json_null(),
+                      "last_pid",
+                      w.outside_at ? json_integer(w.outside_pid)
+                                   : json_null(),
+                      "last_text",
+                      w.outside_at ? json_string((char *) w.outside_text)
+                                   : json_null());
+    }
+
+    return json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:o, "
+                     "s:o}",
                      "state", w.fired ? "window" : "armed",
                      "baseline", (json_int_t) w.baseline,
                      "firings", (json_int_t) w.firings,
@@ -226,7 +252,8 @@ ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
                                   : json_null(),
                      "last_failure_time",
                      w.failed_at ? ngx_http_malloc_time_json(w.failed_at)
-                                 : json_null());
+                                 : json_null(),
+                     "outside", outside);
 }
 
 

@@ -922,7 +922,10 @@ ngx_http_malloc_exit_process(ngx_cycle_t *cycle)
 }
 
 
-/* malloc_watch [growth=size] [sample=time] [peak=on|off]; */
+/*
+ * malloc_watch [growth=size] [sample=time] [peak=on|off]
+ *              [outside=size|off];
+ */
 
 static char *
 ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -931,7 +934,7 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ngx_str_t                     *value, s;
     ngx_int_t                      ms;
-    ngx_uint_t                     i;
+    ngx_uint_t                     i, outside;
     ngx_http_malloc_watch_conf_t  *wc;
 
     if (mmcf->watch != NULL) {
@@ -945,6 +948,10 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     /* long enough for a leak to show, short enough to cost little */
     wc->sample = 5 * 60 * 1000;
+
+    /* more than a library's own pools at the start, less than a leak's */
+    wc->outside = NGX_HTTP_MALLOC_WATCH_OUTSIDE;
+    outside = 0;
 
     value = cf->args->elts;
 
@@ -977,6 +984,25 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             continue;
         }
 
+        if (ngx_strcmp(value[i].data, "outside=off") == 0) {
+            wc->outside = 0;
+            outside = 0;
+            continue;
+        }
+
+        if (ngx_strncmp(value[i].data, "outside=", 8) == 0) {
+            s.data = value[i].data + 8;
+            s.len = value[i].len - 8;
+
+            wc->outside = ngx_parse_offset(&s);
+            if (wc->outside == NGX_ERROR || wc->outside == 0) {
+                goto invalid;
+            }
+
+            outside = 1;
+            continue;
+        }
+
         if (ngx_strcmp(value[i].data, "peak=on") == 0) {
             wc->peak = 1;
             continue;
@@ -990,8 +1016,8 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         goto invalid;
     }
 
-    if (wc->growth == 0 && !wc->peak) {
-        return "needs growth=<size> or peak=on";
+    if (wc->growth == 0 && !wc->peak && !outside) {
+        return "needs growth=<size>, peak=on or outside=<size>";
     }
 
     mmcf->watch = wc;
@@ -1002,7 +1028,8 @@ invalid:
 
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                        "invalid parameter \"%V\": expected growth=size, "
-                       "sample=time (1s to 30d) or peak=on|off", &value[i]);
+                       "sample=time (1s to 30d), peak=on|off or "
+                       "outside=size|off", &value[i]);
 
     return NGX_CONF_ERROR;
 }

@@ -77,11 +77,16 @@ typedef struct {
 } ngx_http_malloc_snapshot_conf_t;
 
 
+/* malloc_watch's outside= by default: RSS outside the allocator */
+#define NGX_HTTP_MALLOC_WATCH_OUTSIDE  (256 * 1024 * 1024)
+
+
 /* malloc_watch: what is watched while nobody looks */
 typedef struct {
     off_t                       growth;        /* 0: no growth trigger */
     ngx_msec_t                  sample;        /* sampling after a firing */
     ngx_uint_t                  peak;          /* peak=on */
+    off_t                       outside;       /* 0: outside=off */
 } ngx_http_malloc_watch_conf_t;
 
 

@@ -87,7 +87,13 @@ static void ngx_http_malloc_schedule_failed(ngx_http_malloc_watch_t *w,
 static void ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn,
     ngx_int_t ok, const char *text, ngx_log_t *log);
 static size_t ngx_http_malloc_schedule_total(
-    ngx_http_malloc_main_conf_t *mmcf, size_t *each, ngx_uint_t *fresh);
+    ngx_http_malloc_main_conf_t *mmcf, size_t *each, size_t *outside,
+    ngx_uint_t *fresh);
+static void ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t *outside, ngx_log_t *log);
+static void ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, ngx_uint_t worker, size_t grew,
+    ngx_log_t *log);
 static size_t ngx_http_malloc_schedule_grew(ngx_http_malloc_watch_t *w,
     size_t total, size_t *each);
 static void ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn,
@@ -298,18 +304,23 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     ngx_http_malloc_watch_t       w;
     ngx_http_malloc_watch_conf_t *wc;
     size_t                        each[NGX_HTTP_MALLOC_WATCHED];
+    size_t                        outside[NGX_HTTP_MALLOC_WATCHED];
 
     wc = sn->mmcf->watch;
 
     ngx_http_malloc_board_watch(sn->mmcf, &w, NULL);
 
-    total = ngx_http_malloc_schedule_total(sn->mmcf, each, &fresh);
+    total = ngx_http_malloc_schedule_total(sn->mmcf, each, outside, &fresh);
     active = ngx_http_malloc_board_desired(sn->mmcf, NULL);
 
     if (!fresh || !ngx_http_malloc_schedule_same(sn->mmcf, &w, total, each,
                                                  fresh))
     {
         return;
+    }
+
+    if (wc->outside != 0) {
+        ngx_http_malloc_schedule_outside(sn, &w, outside, log);
     }
 
     if (w.fired) {
@@ -403,6 +414,7 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
     w->changed_at = 0;
     w->baseline = total;
     ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_memzero(w->outside, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
     ngx_http_malloc_board_watch(mmcf, NULL, w);
 
     return 0;
@@ -573,16 +585,18 @@ ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
 static size_t
 ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
-    size_t *each, ngx_uint_t *fresh)
+    size_t *each, size_t *outside, ngx_uint_t *fresh)
 {
     size_t                     total;
     ngx_uint_t                 i, n;
+    ngx_http_malloc_rss_t     *rss;
     ngx_http_malloc_worker_t   w[NGX_HTTP_MALLOC_WATCHED];
 
     n = NGX_HTTP_MALLOC_WATCHED;
     (void) ngx_http_malloc_board_workers(mmcf, 0, w, &n);
 
     ngx_memzero(each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_memzero(outside, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
     total = 0;
     *fresh = 0;
 
@@ -591,10 +605,121 @@ ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
             each[i] = w[i].stats.allocated;
             total += each[i];
             (*fresh)++;
+
+            /* what the kernel holds of it beyond the allocator's share */
+
+            rss = &w[i].rss;
+
+            if (rss->rss > rss->allocated + rss->allocator_overhead) {
+                outside[i] = rss->rss - rss->allocated
+                             - rss->allocator_overhead;
+            }
         }
     }
 
     return total;
+}
+
+
+/*
+ * outside=: a worker whose RSS outside the allocator (a library's own
+ * mmap, as LuaJIT's, threads' stacks, files, zones) grew by that much
+ * above its baseline fires once, with the parts that grew in words; a
+ * heap profile cannot show such memory, so nothing is sampled.  The
+ * baseline is a worker's first reading, follows memory down, and moves
+ * up to what the firing saw, as growth= does.
+ */
+
+static void
+ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, size_t *outside, ngx_log_t *log)
+{
+    size_t      grew, most;
+    ngx_uint_t  i, worker, changed;
+
+    most = 0;
+    worker = 0;
+    changed = 0;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_WATCHED; i++) {
+        if (outside[i] == 0) {
+            continue;
+        }
+
+        if (w->outside[i] == 0 || outside[i] < w->outside[i]) {
+            w->outside[i] = outside[i];
+            changed = 1;
+            continue;
+        }
+
+        grew = outside[i] - w->outside[i];
+
+        if (grew > most) {
+            most = grew;
+            worker = i;
+        }
+    }
+
+    if (most >= (size_t) sn->mmcf->watch->outside) {
+        w->outside[worker] = outside[worker];
+        ngx_http_malloc_schedule_outside_fired(sn, w, worker, most, log);
+        changed = 1;
+    }
+
+    if (changed) {
+        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+    }
+}
+
+
+/* the firing in the log at notice, and in the watch's state */
+
+static void
+ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
+    ngx_http_malloc_watch_t *w, ngx_uint_t worker, size_t grew,
+    ngx_log_t *log)
+{
+    ngx_uint_t                 i, n, nzones;
+    ngx_http_malloc_worker_t  *wk;
+    ngx_http_malloc_zone_t     zones[NGX_HTTP_MALLOC_RSS_ZONES];
+    const char                *names[NGX_HTTP_MALLOC_RSS_ZONES];
+    ngx_http_malloc_worker_t   ws[NGX_HTTP_MALLOC_WATCHED];
+
+    n = NGX_HTTP_MALLOC_WATCHED;
+    (void) ngx_http_malloc_board_workers(sn->mmcf, 0, ws, &n);
+
+    if (worker >= n) {
+        return;
+    }
+
+    wk = &ws[worker];
+
+    nzones = ngx_http_malloc_board_master(sn->mmcf, NULL, zones);
+
+    for (i = 0; i < nzones; i++) {
+        names[i] = (const char *) zones[i].name;
+    }
+
+    w->outside_firings++;
+    w->outside_at = ngx_time();
+    w->outside_grew = grew;
+    w->outside_worker = wk->worker;
+    w->outside_pid = wk->pid;
+
+    if (ngx_http_malloc_rss_sentence(&wk->rss_start, &wk->rss,
+                                     "the worker started", names,
+                                     (char *) w->outside_text)
+        == 0)
+    {
+        ngx_cpystrn(w->outside_text, (u_char *) "RSS grew outside the "
+                    "allocator: a heap profile cannot show it",
+                    sizeof(w->outside_text));
+    }
+
+    ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                  "RSS outside malloc grew by %uz bytes in worker %ui "
+                  "(pid %P): %s", grew, wk->worker, wk->pid,
+                  w->outside_text);
 }
 
 
