@@ -86,6 +86,8 @@ typedef struct {
 } ngx_http_malloc_given_t;
 
 
+static void ngx_http_malloc_board_inherited(ngx_http_malloc_rss_t *rss,
+    size_t allocated);
 static ngx_int_t ngx_http_malloc_board_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static void ngx_http_malloc_board_close_wake(void *data);
@@ -1049,6 +1051,47 @@ ngx_http_malloc_board_traffic(ngx_http_malloc_main_conf_t *mmcf,
     ngx_shmtx_unlock(&shm->shpool->mutex);
 
     return copy;
+}
+
+
+/*
+ * The first worker of a generation: the master's allocated bytes as it
+ * forked, the previous configuration freed.  The master read its smaps
+ * at the end of the read, with both configurations allocated; what the
+ * previous one held is free since and still resident in the allocator
+ * (until jemalloc purges it), so it moves to allocator_overhead, and the
+ * parts add up to the same rss.  At the start the same goes for
+ * rss_start, the same reading.
+ */
+
+void
+ngx_http_malloc_board_master_allocated(ngx_http_malloc_main_conf_t *mmcf,
+    size_t allocated, ngx_uint_t start)
+{
+    ngx_http_malloc_shm_t  *shm;
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    ngx_http_malloc_board_inherited(&shm->sh->master.rss, allocated);
+
+    if (start) {
+        ngx_http_malloc_board_inherited(&shm->sh->master.rss_start,
+                                        allocated);
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+static void
+ngx_http_malloc_board_inherited(ngx_http_malloc_rss_t *rss, size_t allocated)
+{
+    if (rss->rss != 0 && rss->allocated > allocated) {
+        rss->allocator_overhead += rss->allocated - allocated;
+        rss->allocated = allocated;
+    }
 }
 
 

@@ -191,6 +191,9 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
 
     gen.time = ngx_time();
     gen.allocated = st.allocated;
+
+    ngx_http_malloc_board_master_allocated(mmcf, gen.allocated,
+                                   ngx_http_malloc_board_generation(mmcf) == 1);
     gen.small = st.small;
     gen.lg_sample = mmcf->master_lg;
     gen.partial = mmcf->master_partial;

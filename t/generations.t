@@ -68,6 +68,24 @@ is(join(',', map { $_->{partial} ? 1 : 0 } @g{1 .. 4}), '1,1,0,0',
    'partial: the start and the reload that turned the master on');
 ok(JSON::PP::is_bool($g{3}{partial}), 'partial is a boolean');
 
+# the master's allocated bytes, one figure in every form: as its workers
+# inherited them, the previous configuration of 200 servers freed (the
+# master read its smaps with both allocated)
+{
+    my $m = $t->get('/malloc/metrics')->{content};
+    my ($gen) = $m =~ /^nginx_malloc_master_allocated_bytes (\d+)$/m;
+    my ($part) = $m =~ /^nginx_malloc_master_rss_bytes\{part="allocated"\} (\d+)$/m;
+    my $master = $t->get('/malloc/stats')->{json}{master};
+    is($master->{rss_parts}{allocated}, $gen,
+       "stats: master.rss_parts.allocated is nginx_malloc_master_allocated_bytes, $gen");
+    is($part, $gen, 'and nginx_malloc_master_rss_bytes{part="allocated"}');
+    is($g{4}{allocated}, $gen, 'and the generation\'s allocated');
+    my $sum = 0;
+    $sum += $_ for map { ref $_ ? 0 : $_ } values %{$master->{rss_parts}};
+    $sum += $_->{resident} for @{$master->{rss_parts}{shared_zones}};
+    is($sum, $master->{rss}, 'the master\'s parts still add up to its rss');
+}
+
 # a comparison with a generation sampled in part is refused in every form,
 # naming the first whole one; nothing is made of it
 for my $ep ('pprof/heap.json', 'pprof/heap.pb.gz', 'pprof/heap', 'heap') {
