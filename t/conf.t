@@ -110,14 +110,22 @@ conf_error(name => 'malloc_dump_dir in server', dump_dir => 0,
     }
 }
 
+# make test-asan runs this file on no jemalloc: an endpoint that needs it
+# answers 503 jemalloc_not_found once the request is routed to it
+
+my $routed = MallocTest::asan() ? 503 : 200;
+
 # a trailing slash is dropped; a relative path is under the prefix
 
 my $t = MallocTest->new(dump_dir => 0, http => 'malloc_dump_dir dumps//;');
 $t->start;
 is($t->get('/malloc/')->{json}{dump_dir}, $t->prefix . '/dumps',
    'relative dump dir under the prefix, trailing slash dropped');
-is($t->post('/malloc/prof_dump', '"' . $t->prefix . '/dumps/abs.heap"')
-   ->{status}, 200, 'absolute path inside it');
+SKIP: {
+    skip 'a dump needs jemalloc', 1 if MallocTest::asan();
+    is($t->post('/malloc/prof_dump', '"' . $t->prefix . '/dumps/abs.heap"')
+       ->{status}, 200, 'absolute path inside it');
+}
 $t->stop;
 
 # the default dump directory sits beside the client body temp path
@@ -134,6 +142,7 @@ $t->start;
 is($t->get('/malloc/')->{json}{dump_dir}, $default,
    "default dump dir: $default");
 ok(-d $default, 'default dump dir created');
+is($t->get('/malloc/snapshots')->{status}, 200, 'default dump dir listed');
 $t->stop;
 
 # a nested malloc_admin does not inherit write=on or the timeout
@@ -143,18 +152,21 @@ $t = MallocTest->new(admin => undef, server => '
             malloc_admin write=on timeout=2s;
             location /a/ro/ { malloc_admin; }
         }')->start;
-is($t->post('/a/prof_active', 'false')->{status}, 200, 'outer writable');
+is($t->post('/a/prof_active', 'false')->{status}, $routed, 'outer writable');
 my $ro = $t->post('/a/ro/prof_active', 'true');
 is($ro->{status}, 403, 'nested location is read-only');
-ok(!$t->get('/a/ro/')->{json}{write}, 'and says so');
+SKIP: {
+    skip 'the state needs jemalloc', 1 if MallocTest::asan();
+    ok(!$t->get('/a/ro/')->{json}{write}, 'and says so');
+}
 $t->stop;
 
 # a prefix without a trailing slash only takes "/" after it
 
 $t = MallocTest->new(admin => undef,
                      server => 'location /mc { malloc_admin; }')->start;
-is($t->get('/mc')->{status}, 200, 'the location itself');
-is($t->get('/mc/prof_active')->{status}, 200, 'an endpoint under it');
+is($t->get('/mc')->{status}, $routed, 'the location itself');
+is($t->get('/mc/prof_active')->{status}, $routed, 'an endpoint under it');
 is($t->get('/mcprof_active')->{status}, 404, 'no endpoint glued to it');
 $t->stop;
 
@@ -162,7 +174,7 @@ $t->stop;
 
 $t = MallocTest->new(admin => undef,
                      server => 'location = /m { malloc_admin; }')->start;
-is($t->get('/m')->{status}, 200, 'exact location');
+is($t->get('/m')->{status}, $routed, 'exact location');
 $t->stop;
 
 # loaded but not used: no directory, no zone, responses unchanged, quiet

@@ -32,11 +32,21 @@ our $MODULE_DIR = $ENV{TEST_MODULE_DIR} || 'build';
 $MODULE_DIR = "$ROOT/$MODULE_DIR" if $MODULE_DIR !~ m{^/};
 our $PRELOAD_EXTRA = $ENV{TEST_PRELOAD_EXTRA};
 
+# make test-asan: ASan's runtime is preloaded and is the process's
+# malloc(), so jemalloc cannot be; the parts of a test that need it are
+# skipped (see asan), and a nginx that would run on it is not started
+our $ASAN = $ENV{TEST_ASAN};
+
 # nginx started by root runs its workers as nobody; started by a user, as
 # that user
 our $WORKER_UID = $> == 0 ? scalar getpwnam('nobody') : $>;
 
 my $JSON = JSON::PP->new->utf8->allow_nonref;
+
+# whether nginx runs on ASan's malloc(), with no jemalloc to be had
+sub asan {
+    return $ASAN;
+}
 
 sub json_decode {
     my ($text) = @_;
@@ -183,7 +193,7 @@ sub reserve_port {
 
 # new(%opt):
 #   workers   => 2            worker_processes
-#   jemalloc  => 1            LD_PRELOAD jemalloc
+#   jemalloc  => 1            LD_PRELOAD jemalloc (0 with TEST_ASAN)
 #   malloc_conf => '...'      MALLOC_CONF (undef: not set)
 #   admin     => 'write=on'   malloc_admin parameters, undef: no location
 #   http      => '...'        extra http-level directives
@@ -200,7 +210,7 @@ sub new {
     my ($class, %opt) = @_;
 
     my $self = bless {
-        workers => 2, jemalloc => 1, admin => 'write=on',
+        workers => 2, jemalloc => !$ASAN, admin => 'write=on',
         malloc_conf => $MALLOC_CONF, http => '', server => '',
         reuseport => 1, log_level => 'info', connections => 256,
         %opt,
@@ -299,6 +309,8 @@ sub write_conf {
 
 sub env {
     my ($self) = @_;
+    die "this test needs jemalloc, which ASan leaves out (TEST_ASAN)\n"
+        if $self->{jemalloc} && $ASAN;
     my %env = (%ENV);
     delete $env{LD_PRELOAD};
     delete $env{MALLOC_CONF};
