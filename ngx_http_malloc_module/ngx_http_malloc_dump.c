@@ -8,7 +8,8 @@
  * dump cut short by a full disk as written.  A failed dump leaves nothing
  * behind.
  *
- * Owns: the temporary file of a dump.  Calls: jemalloc, heap (pure C).
+ * Owns: the temporary file of a dump.  Calls: jemalloc, heap, path (pure
+ * C).
  */
 
 
@@ -31,6 +32,7 @@
 #include "ngx_http_malloc_dump.h"
 #include "ngx_http_malloc_heap.h"
 #include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_path.h"
 
 
 static int ngx_http_malloc_dump_whole(int fd, int e, int we, off_t *bytes,
@@ -88,7 +90,7 @@ ngx_http_malloc_dump_write(const char *dir, const char *name,
         return NGX_HTTP_MALLOC_DUMP_DIR;
     }
 
-    snprintf(tmp, sizeof(tmp), ".malloc-%ld-%lu.tmp", (long) getpid(), seq);
+    snprintf(tmp, sizeof(tmp), NGX_HTTP_MALLOC_HIDDEN_DUMP "%ld-%lu.tmp", (long) getpid(), seq);
 
     /* read back, to tell a whole dump from a cut one */
 
@@ -282,8 +284,8 @@ ngx_http_malloc_dump_strerror(int rc)
 
 /*
  * Removes the hidden files that a worker killed in the middle of a
- * profile, a snapshot or a dump left behind: ".profile-*", ".snapshot-*"
- * and ".malloc-*" older than "age" seconds.  "removed" hears each name.
+ * profile, a snapshot, an export or a dump left behind (path.c's one
+ * list of them) older than "age" seconds.  "removed" hears each name.
  */
 
 void
@@ -304,10 +306,7 @@ ngx_http_malloc_dump_sweep(const char *dir, time_t age,
 
     while ((de = readdir(d)) != NULL) {
 
-        if (strncmp(de->d_name, ".profile-", 9) != 0
-            && strncmp(de->d_name, ".snapshot-", 10) != 0
-            && strncmp(de->d_name, ".malloc-", 8) != 0)
-        {
+        if (!ngx_http_malloc_path_hidden(de->d_name)) {
             continue;
         }
 

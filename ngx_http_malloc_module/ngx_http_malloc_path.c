@@ -201,6 +201,26 @@ ngx_http_malloc_path_expand(const char *tmpl, long pid, char *out,
 }
 
 
+int
+ngx_http_malloc_path_hidden(const char *name)
+{
+    size_t       i;
+
+    static const char  *hidden[] = {
+        NGX_HTTP_MALLOC_HIDDEN_PROFILE, NGX_HTTP_MALLOC_HIDDEN_SNAPSHOT,
+        NGX_HTTP_MALLOC_HIDDEN_EXPORT, NGX_HTTP_MALLOC_HIDDEN_DUMP
+    };
+
+    for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+        if (strncmp(name, hidden[i], strlen(hidden[i])) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 const char *
 ngx_http_malloc_path_strerror(int rc)
 {

@@ -57,6 +57,19 @@ int ngx_http_malloc_path_expand(const char *tmpl, long pid, char *out,
  */
 int ngx_http_malloc_path_snapshot(const unsigned char *name, size_t len);
 
+/*
+ * The hidden files the module writes into the dump directory, one list:
+ * a profile's, stats'/traffic's answers (".profile-"), a snapshot's
+ * dumps (".snapshot-"), an export's (".export-"), a dump before it is
+ * named (".malloc-").  1 when "name" starts with one of them.
+ */
+#define NGX_HTTP_MALLOC_HIDDEN_PROFILE   ".profile-"
+#define NGX_HTTP_MALLOC_HIDDEN_SNAPSHOT  ".snapshot-"
+#define NGX_HTTP_MALLOC_HIDDEN_EXPORT    ".export-"
+#define NGX_HTTP_MALLOC_HIDDEN_DUMP      ".malloc-"
+
+int ngx_http_malloc_path_hidden(const char *name);
+
 /* a sentence saying what is wrong with a refused name */
 const char *ngx_http_malloc_path_strerror(int rc);
 

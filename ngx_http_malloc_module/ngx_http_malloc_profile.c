@@ -887,7 +887,7 @@ ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     /* a leading dot: no name an operator can ask for looks like it */
 
     p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     ".profile-%P-%ui.%%p.heap", ngx_pid,
+                     NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%ui.%%p.heap", ngx_pid,
                      ++ngx_http_malloc_profile_number);
     *p = '\0';
 

@@ -831,7 +831,7 @@ ngx_http_malloc_schedule_take(ngx_http_malloc_snap_t *sn, const char *reason,
     }
 
     p = ngx_snprintf(sn->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     "." NGX_HTTP_MALLOC_SNAP_PREFIX "%s.%s%%p.heap",
+                     NGX_HTTP_MALLOC_HIDDEN_SNAPSHOT "%s.%s%%p.heap",
                      sn->ts, sn->tag);
     *p = '\0';
 

@@ -9,7 +9,7 @@
  * says in a sentence and GET metrics exposes, without waiting.
  *
  * Owns: the answer's fields and the traffic metrics' names.  Calls: wait,
- * reply, board, and the pure core (tally).
+ * reply, board, and the pure core (tally; path for the hidden names).
  */
 
 
@@ -25,6 +25,7 @@
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_tally.h"
+#include "ngx_http_malloc_path.h"
 
 
 /* the sentence's room */
@@ -81,7 +82,7 @@ ngx_http_malloc_traffic(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
 
     p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     ".profile-%P-%uA-traffic.%%p.json", ngx_pid,
+                     NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%uA-traffic.%%p.json", ngx_pid,
                      r->connection->number);
     *p = '\0';
 

@@ -133,6 +133,29 @@ ok(!grep({ !-f $t->dump_dir . "/across-$_.heap" } $t->worker_pids),
 ok(poll_until(5, sub { !glob($t->dump_dir . '/.profile-*') }),
    'no hidden dump left behind by the old workers');
 
+# what a killed worker, or an export cut by a reload, left more than five
+# minutes ago: the next profile sweeps every hidden name of the module,
+# and only those
+{
+    my $dir = $t->dump_dir;
+    my @left = ('.profile-1-1.1.heap', '.profile-1-2-stats.1.json',
+                '.snapshot-20000101T000000Z.1.heap',
+                '.export-20000101T000000Z.1.heap', '.malloc-1-1.tmp');
+    my @kept = ('.mine', 'kept.heap');
+    for my $name (@left, @kept) {
+        open my $fh, '>', "$dir/$name" or die "$name: $!";
+        print $fh "x\n";
+        close $fh;
+        utime time - 600, time - 600, "$dir/$name";
+    }
+    is($t->get('/malloc/pprof/heap')->{status}, 200, 'a profile');
+    is(join(' ', grep { -e "$dir/$_" } @left), '',
+       'it swept the stale hidden files of every kind');
+    is(join(' ', grep { -e "$dir/$_" } @kept), join(' ', @kept),
+       'and nothing else');
+    unlink map { "$dir/$_" } @kept;
+}
+
 $t->no_alerts(qr/exited on signal 9/);
 $t->stop;
 

@@ -514,6 +514,36 @@ test_strerror(void)
 }
 
 
+/* the one list of the hidden names that the sweep removes */
+
+static void
+test_hidden(void)
+{
+    size_t  i;
+
+    static const char  *hidden[] = {
+        ".profile-12-3.12.heap", ".profile-12-4-stats.12.json",
+        ".profile-12-5-traffic.12.json", ".snapshot-20261202T000000Z.12.heap",
+        ".export-20261202T000000Z.12.heap", ".malloc-12-1.tmp"
+    };
+
+    static const char  *kept[] = {
+        "snapshot-20261202T000000Z.pb.gz", "mine.heap", ".profile",
+        ".export", "..", ".", ".bashrc", "profile-1.heap", ".malloc"
+    };
+
+    for (i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+        is_int(ngx_http_malloc_path_hidden(hidden[i]), 1, "hidden: %s",
+               hidden[i]);
+    }
+
+    for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        is_int(ngx_http_malloc_path_hidden(kept[i]), 0, "not hidden: %s",
+               kept[i]);
+    }
+}
+
+
 int
 main(void)
 {
@@ -526,6 +556,7 @@ main(void)
     test_out_size();
     test_expand();
     test_strerror();
+    test_hidden();
 
     return done_testing();
 }
