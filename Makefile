@@ -49,7 +49,7 @@ DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
 BENCH_PKGS := gnuplot-nox
 
 .PHONY: all deps deps-all print-packages test unit fuzz fuzz-build fuzz-smoke demo clean bench \
-        bench-quick bench-deps soak test-ubsan deb test-dists
+        bench-quick bench-deps soak test-ubsan test-asan deb test-dists
 
 all: $(MODULE)
 
@@ -138,6 +138,7 @@ FUZZ_SMOKE ?= 5
 
 test: deps $(MODULE) unit deb
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_SMOKE)
+	@$(MAKE) --no-print-directory test-asan
 	TEST_LONG=$${TEST_LONG:-1} .ci/prove.sh
 
 # build/dists/: a debootstrap root per release, its logs; .ci/dists.sh
@@ -156,7 +157,8 @@ deb:
 	@rm -rf $(DEB_DIR) $(BUILD)/libnginx-mod-http-malloc*.deb
 	@mkdir -p $(DEB_SRC)
 	tar -C $(CURDIR) --exclude=./build --exclude=./build-ubsan \
-	    --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -
+	    --exclude=./build-asan --exclude=./.git -cf - . \
+	    | tar -C $(DEB_SRC) -xf -
 	@sh .ci/builddeps.sh $(DEB_SRC)
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b \
 	    > $(DEB_DIR)/build.log 2>&1 \
@@ -196,7 +198,7 @@ bench-quick: deps bench-deps $(MODULE) $(BUILD)/bench_symbol \
 	perl bench/bench.pl --quick
 
 clean:
-	rm -rf $(BUILD) $(CURDIR)/build-ubsan
+	rm -rf $(BUILD) $(CURDIR)/build-ubsan $(ASAN_BUILD)
 
 # wrk at full rate while profiling is toggled, dumped, reset and read
 # (t/soak.t, 15 s in make test), and a production day compressed
@@ -216,7 +218,8 @@ soak: deps $(MODULE)
 # report fails the target.
 # ASan cannot be used this way: it must be the process's first library
 # and replace malloc(), which jemalloc already does in this process: two
-# allocators in one nginx.  The C core gets ASan in make unit and fuzz.
+# allocators in one nginx.  test-asan runs the files that need no
+# jemalloc; the C core gets ASan in make unit and fuzz.
 UBSAN_BUILD := $(CURDIR)/build-ubsan
 UBSAN_MODS  := $(UBSAN_BUILD)/ngx_http_malloc_module.so \
 	       $(UBSAN_BUILD)/ngx_http_malloc_test_module.so
@@ -249,6 +252,79 @@ test-ubsan: deps $(UBSAN_MODS) $(UBSAN_BUILD)/ubsan_options.so unit
 	if ls $(UBSAN_BUILD)/reports | grep -q .; then \
 	    echo "UBSan reports, in full in $(UBSAN_BUILD)/reports:"; \
 	    grep -h 'runtime error' $(UBSAN_BUILD)/reports/* | sort | uniq -c; \
+	    exit 1; \
+	fi; \
+	exit $$rc
+
+# The test files that run on no jemalloc (ASAN_TESTS: the glibc part of
+# t/nojemalloc.t, the directives and paths of t/conf.t) against a third
+# build of the modules, with AddressSanitizer; make test runs it (about
+# 20 s).  ASan must be the process's first library and its malloc():
+# nginx, not built with it, starts with the compiler's libasan preloaded
+# instead of jemalloc (TEST_ASAN: the parts of a test that need jemalloc
+# are skipped).  It lies with its gcc (libasan.so.8 of gcc 12, 14 and 16
+# on Debian 12, 13 and testing), which says where.
+# The modules' pool allocations are each a block of their own, and the
+# paths they give to open(), stat() and the like are checked
+# (t/asan/asan_wrap.c, linked in with -Wl,--wrap), so that a read past
+# the end of one is seen.  ASan reads ASAN_OPTIONS as the master starts,
+# before nginx clears the environment; reports go to
+# build-asan/reports/asan.<pid> (writable by the workers' user), and any
+# report fails the target.
+ASAN_BUILD := $(CURDIR)/build-asan
+ASAN_MODS  := $(ASAN_BUILD)/ngx_http_malloc_module.so \
+	      $(ASAN_BUILD)/ngx_http_malloc_test_module.so
+ASAN_TESTS ?= t/nojemalloc.t t/conf.t
+# nginx frees nothing at exit; every dynamic module defines its own
+# ngx_module_order[], which ASan takes for an ODR violation; a C string
+# handed to a library function (opendir, strchr, strtol) is checked up to
+# its NUL, not only as far as the function read; nginx has no frame
+# pointers, so an allocation's stack is unwound the slow way, to reach
+# the module
+ASAN_OPTS  := detect_leaks=0:detect_odr_violation=0:strict_string_checks=1
+ASAN_OPTS  := $(ASAN_OPTS):fast_unwind_on_malloc=0
+ASAN_LIB    = $(realpath $(shell $(CC) -print-file-name=libasan.so))
+# what t/asan/asan_wrap.c takes over from the modules
+ASAN_WRAP  := ngx_palloc ngx_pnalloc ngx_pcalloc open open64 openat \
+	      openat64 stat stat64 lstat64 fstatat fstatat64 faccessat unlink \
+	      unlinkat rename linkat
+comma      := ,
+ASAN_LD    := -fsanitize=address $(ASAN_BUILD)/asan_wrap.o \
+	      $(addprefix -Wl$(comma)--wrap=,$(ASAN_WRAP))
+
+$(ASAN_BUILD)/asan_wrap.o: t/asan/asan_wrap.c
+	@mkdir -p $(ASAN_BUILD)
+	$(CC) -c -fPIC -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(ASAN_BUILD)/Makefile: config t/testmod/config $(ASAN_BUILD)/asan_wrap.o
+	cd $(NGX_SRC) && . ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" \
+	    --with-cc-opt='-fsanitize=address -fno-omit-frame-pointer' \
+	    --with-ld-opt='$(ASAN_LD)' \
+	    --add-dynamic-module=$(CURDIR) \
+	    --add-dynamic-module=$(CURDIR)/t/testmod \
+	    --builddir=$(ASAN_BUILD) > $(ASAN_BUILD)/configure.log 2>&1 \
+	    || { tail -20 $(ASAN_BUILD)/configure.log; exit 1; }
+
+$(ASAN_MODS) &: $(ASAN_BUILD)/Makefile $(SRCS) \
+	        t/testmod/ngx_http_malloc_test_module.c
+	$(MAKE) -j$(NPROC) -f $(ASAN_BUILD)/Makefile -C $(NGX_SRC) modules
+
+test-asan: deps $(ASAN_MODS)
+	@if [ -z "$(ASAN_LIB)" ]; then \
+	    echo "$(CC) has no libasan.so: make test-asan needs gcc" \
+	         "and its libasan (libasan8 on Debian 12 to testing)"; \
+	    exit 1; \
+	fi
+	@rm -rf $(ASAN_BUILD)/reports
+	@mkdir -m 1777 $(ASAN_BUILD)/reports
+	TEST_MODULE_DIR=$(ASAN_BUILD) TEST_ASAN=1 \
+	TEST_PRELOAD_EXTRA=$(ASAN_LIB) \
+	ASAN_OPTIONS=$(ASAN_OPTS):log_path=$(ASAN_BUILD)/reports/asan \
+	    prove $(ASAN_TESTS); rc=$$?; \
+	if ls $(ASAN_BUILD)/reports | grep -q .; then \
+	    echo "ASan reports, in full in $(ASAN_BUILD)/reports:"; \
+	    grep -h -E -e '==ERROR|^(READ|WRITE) |located|allocated by' \
+	        -e ' in ngx_http_malloc|^SUMMARY' $(ASAN_BUILD)/reports/*; \
 	    exit 1; \
 	fi; \
 	exit $$rc
