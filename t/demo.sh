@@ -6,6 +6,8 @@ set -e
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PORT=${PORT:-8080}
+# the traffic's own server: the admin location has a server of its own
+APP=$((PORT + 1))
 PREFIX=$ROOT/build/demo-$PORT
 NGINX=${NGINX:-/usr/sbin/nginx}
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
@@ -71,16 +73,22 @@ http {
         return 421;
     }
 
+    # the admin location in a server of its own, as the README has it
     server {
         listen 127.0.0.1:$PORT;
         server_name 127.0.0.1 localhost;
-        root $PREFIX/html;
 
         location /malloc/ {
             malloc_admin write=on;
             allow 127.0.0.1;
             deny all;
         }
+    }
+
+    # the traffic
+    server {
+        listen 127.0.0.1:$APP;
+        root $PREFIX/html;
 
         location /leak {
             malloc_test;
@@ -98,7 +106,8 @@ stop
 sleep 0.3
 rm -rf "$PREFIX/dumps"
 
-echo "== starting nginx on jemalloc, port $PORT (PORT= to change)"
+echo "== starting nginx on jemalloc: the admin location on port $PORT (PORT= to"
+echo "== change), the traffic on $APP"
 LD_PRELOAD=$JEMALLOC MALLOC_CONF=prof:true,prof_active:false \
     "$NGINX" -p "$PREFIX/" -c "$PREFIX/conf/nginx.conf"
 trap 'echo; echo "== stopping nginx"; stop; exit 0' INT TERM
@@ -119,17 +128,17 @@ run "curl -s -X POST -d true $URL/prof_active"
 
 echo "== traffic: static requests, and 48 MiB kept by /leak"
 if command -v wrk > /dev/null; then
-    wrk -t 1 -c 8 -d 2s "http://127.0.0.1:$PORT/" | grep "requests in"
+    wrk -t 1 -c 8 -d 2s "http://127.0.0.1:$APP/" | grep "requests in"
 else
     i=0
     while [ $i -lt 200 ]; do
-        curl -s -o /dev/null "http://127.0.0.1:$PORT/"
+        curl -s -o /dev/null "http://127.0.0.1:$APP/"
         i=$((i + 1))
     done
 fi
 i=0
 while [ $i -lt 48 ]; do
-    curl -s -o /dev/null "http://127.0.0.1:$PORT/leak?mb=1"
+    curl -s -o /dev/null "http://127.0.0.1:$APP/leak?mb=1"
     i=$((i + 1))
 done
 
@@ -143,11 +152,11 @@ HOME=$PREFIX jeprof --text "$URL/pprof/heap" 2>/dev/null | head -15
 echo
 
 cat <<EOF2
-== nginx keeps serving on 127.0.0.1:$PORT; try:
+== nginx keeps serving on 127.0.0.1:$PORT (admin) and :$APP (traffic); try:
 
   curl -s $URL/
   curl -s -X POST -d true $URL/prof_active
-  curl -s "http://127.0.0.1:$PORT/leak?mb=16"
+  curl -s "http://127.0.0.1:$APP/leak?mb=16"
   curl -s -X POST -d '"mine.heap"' $URL/prof_dump
   jeprof --text $NGINX $PREFIX/dumps/mine.*.heap
   jeprof --text $URL/pprof/heap
