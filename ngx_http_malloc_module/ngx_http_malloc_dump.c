@@ -90,7 +90,8 @@ ngx_http_malloc_dump_write(const char *dir, const char *name,
         return NGX_HTTP_MALLOC_DUMP_DIR;
     }
 
-    snprintf(tmp, sizeof(tmp), NGX_HTTP_MALLOC_HIDDEN_DUMP "%ld-%lu.tmp", (long) getpid(), seq);
+    snprintf(tmp, sizeof(tmp), NGX_HTTP_MALLOC_HIDDEN_DUMP "%ld-%lu.tmp",
+             (long) getpid(), seq);
 
     /* read back, to tell a whole dump from a cut one */
 

@@ -82,8 +82,8 @@ ngx_http_malloc_traffic(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
 
     p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
-                     NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%uA-traffic.%%p.json", ngx_pid,
-                     r->connection->number);
+                     NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%uA-traffic.%%p.json",
+                     ngx_pid, r->connection->number);
     *p = '\0';
 
     ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_TRAFFIC;
