@@ -398,6 +398,7 @@ ngx_http_malloc_listen_text(ngx_http_core_main_conf_t *cmcf,
     return &none;
 }
 
+
 static void *
 ngx_http_malloc_create_loc_conf(ngx_conf_t *cf)
 {
