@@ -58,7 +58,7 @@ static ngx_int_t ngx_http_malloc_init_process(ngx_cycle_t *cycle);
 static void ngx_http_malloc_exit_process(ngx_cycle_t *cycle);
 
 
-static ngx_command_t  ngx_http_malloc_commands[] = {
+static ngx_command_t  ngx_http_malloc_directives[] = {
 
     { ngx_string("malloc_admin"),
       NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS|NGX_CONF_TAKE12,
@@ -138,7 +138,7 @@ static ngx_http_module_t  ngx_http_malloc_module_ctx = {
 ngx_module_t  ngx_http_malloc_module = {
     NGX_MODULE_V1,
     &ngx_http_malloc_module_ctx,           /* module context */
-    ngx_http_malloc_commands,              /* module directives */
+    ngx_http_malloc_directives,            /* module directives */
     NGX_HTTP_MODULE,                       /* module type */
     NULL,                                  /* init master */
     ngx_http_malloc_init_module,           /* init module */
