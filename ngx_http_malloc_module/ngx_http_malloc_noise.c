@@ -25,12 +25,23 @@
  * samples could reach it at all (Tarone): a stack seen once on one side
  * cannot, and a profile of 50,000 such stacks is not made deaf by them.
  *
+ * What a comparison can see follows from the same test.  A change's
+ * interval at the level is the change plus or minus z standard
+ * deviations and the correction (its margin): a stack is judged grown
+ * exactly when its interval lies above zero.  The detection limit is
+ * the smallest growth whose z reaches the level, the growth's own
+ * samples counted: of the kind a stack holds, on top of what it holds,
+ * or, for a stack that held nothing, of objects far below the period,
+ * whose counts vary the most (larger objects are seen sooner).
+ *
  * Owns: the test.  Calls: nothing (pure C, libm).
  */
 
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ngx_http_malloc_noise.h"
 
@@ -42,6 +53,12 @@
 #define NGX_HTTP_MALLOC_NOISE_MISS  1e-6
 
 
+static double ngx_http_malloc_noise_sd(const ngx_http_malloc_side_t *heap,
+    const ngx_http_malloc_side_t *base, double *step);
+static double ngx_http_malloc_noise_grown(const ngx_http_malloc_side_t *held,
+    const ngx_http_malloc_side_t *one, double k);
+static const char *ngx_http_malloc_noise_unit(double bytes, double *div,
+    int *digits);
 static double ngx_http_malloc_noise_quantile(double alpha);
 static size_t ngx_http_malloc_noise_reach(const double *zmax, size_t n,
     double z);
@@ -105,15 +122,10 @@ double
 ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
     const ngx_http_malloc_side_t *base, double *zmax)
 {
-    double  change, var, held, sd, step, z;
+    double  change, sd, step, z;
 
     change = heap->bytes - base->bytes;
-    step = (heap->step > base->step) ? heap->step : base->step;
-
-    /* both sides hold the objects of the side that holds more */
-    var = heap->var + base->var;
-    held = 2 * ((heap->held > base->held) ? heap->held : base->held);
-    sd = sqrt((held > var) ? held : var);
+    sd = ngx_http_malloc_noise_sd(heap, base, &step);
 
     /* counts beyond any real heap (a hostile dump): nothing to judge */
 
@@ -143,6 +155,26 @@ ngx_http_malloc_noise_z(const ngx_http_malloc_side_t *heap,
     }
 
     return (change > 0) ? z : -z;
+}
+
+
+/*
+ * The standard deviation of a change, and in *step its continuity
+ * correction: both sides hold the objects of the side that holds more
+ */
+
+static double
+ngx_http_malloc_noise_sd(const ngx_http_malloc_side_t *heap,
+    const ngx_http_malloc_side_t *base, double *step)
+{
+    double  var, held;
+
+    *step = (heap->step > base->step) ? heap->step : base->step;
+
+    var = heap->var + base->var;
+    held = 2 * ((heap->held > base->held) ? heap->held : base->held);
+
+    return sqrt((held > var) ? held : var);
 }
 
 
@@ -205,6 +237,248 @@ ngx_http_malloc_noise_judge(ngx_http_malloc_noise_t *nz, double z,
     nz->shrunk -= change;
 
     return -1;
+}
+
+
+double
+ngx_http_malloc_noise_margin(const ngx_http_malloc_side_t *heap,
+    const ngx_http_malloc_side_t *base, double z)
+{
+    double  sd, step, margin;
+
+    sd = ngx_http_malloc_noise_sd(heap, base, &step);
+
+    /* as noise_z: nothing random, or nothing to judge */
+
+    if (!isfinite(sd) || !(sd > 0)) {
+        return 0;
+    }
+
+    margin = z * sd + step;
+
+    return isfinite(margin) ? margin : 0;
+}
+
+
+void
+ngx_http_malloc_noise_sum(ngx_http_malloc_side_t *to,
+    const ngx_http_malloc_side_t *from)
+{
+    to->samples += from->samples;
+    to->bytes += from->bytes;
+    to->var += from->var;
+    to->held += from->held;
+
+    if (from->step > to->step) {
+        to->step = from->step;
+    }
+}
+
+
+/*
+ * The growth is k more samples of one kind, on top of what both sides
+ * hold: its z rises with k (the change linearly, its deviation as a
+ * square root), so the smallest k that reaches z is found by doubling,
+ * then halving the interval.
+ */
+
+double
+ngx_http_malloc_noise_limit(const ngx_http_malloc_side_t *held,
+    uint64_t period, double z)
+{
+    int                     i;
+    double                  lo, hi, mid;
+    ngx_http_malloc_side_t  none, one;
+
+    memset(&none, 0, sizeof(ngx_http_malloc_side_t));
+    memset(&one, 0, sizeof(ngx_http_malloc_side_t));
+
+    if (held == NULL) {
+        held = &none;
+    }
+
+    if (held->samples > 0) {
+        one.samples = 1;
+        one.bytes = held->bytes / held->samples;
+        one.var = held->var / held->samples;
+        one.held = held->held / held->samples;
+        one.step = held->step;
+
+    } else {
+        /* one byte: as small as objects come */
+        ngx_http_malloc_noise_add(&one, period, 1, 1);
+    }
+
+    if (!(one.bytes > 0) || !isfinite(one.bytes) || !isfinite(one.var)
+        || !isfinite(one.held) || !isfinite(held->var)
+        || !isfinite(held->held))
+    {
+        return 0;
+    }
+
+    for (hi = 1; ngx_http_malloc_noise_grown(held, &one, hi) < z; hi *= 2) {
+        if (hi > 1e18) {
+            return hi * one.bytes;
+        }
+    }
+
+    lo = 0;
+
+    for (i = 0; i < 64; i++) {
+        mid = (lo + hi) / 2;
+
+        if (ngx_http_malloc_noise_grown(held, &one, mid) < z) {
+            lo = mid;
+
+        } else {
+            hi = mid;
+        }
+    }
+
+    return hi * one.bytes;
+}
+
+
+/* the z of "held" grown by k samples like "one", against "held" */
+
+static double
+ngx_http_malloc_noise_grown(const ngx_http_malloc_side_t *held,
+    const ngx_http_malloc_side_t *one, double k)
+{
+    double                  zmax;
+    ngx_http_malloc_side_t  now;
+
+    now = *held;
+    now.samples += k * one->samples;
+    now.bytes += k * one->bytes;
+    now.var += k * one->var;
+    now.held += k * one->held;
+
+    if (one->step > now.step) {
+        now.step = one->step;
+    }
+
+    return ngx_http_malloc_noise_z(&now, held, &zmax);
+}
+
+
+char *
+ngx_http_malloc_noise_size(char *buf, size_t size, double bytes)
+{
+    int          digits;
+    double       div;
+    const char  *unit;
+
+    unit = ngx_http_malloc_noise_unit(bytes, &div, &digits);
+
+    (void) snprintf(buf, size, "%.*f %s", digits, bytes / div, unit);
+
+    return buf;
+}
+
+
+size_t
+ngx_http_malloc_noise_detection(char *buf, size_t size,
+    const ngx_http_malloc_noise_t *nz)
+{
+    int   n;
+    char  limit[32], floor[32];
+
+    if (size == 0) {
+        return 0;
+    }
+
+    if (!(nz->floor > 0)) {
+        n = snprintf(buf, size, "with %.0f samples now and %.0f in the "
+                     "base, every change is told from noise: every "
+                     "allocation is sampled", nz->samples, nz->base_samples);
+
+    } else {
+        n = snprintf(buf, size, "with %.0f samples now and %.0f in the "
+                     "base, a change of small blocks under %s cannot be "
+                     "told from noise; growth is seen from %s in a stack "
+                     "that held nothing, from %s in one that held them all",
+                     nz->samples, nz->base_samples,
+                     ngx_http_malloc_noise_size(floor, sizeof(floor),
+                                                nz->floor),
+                     floor,
+                     ngx_http_malloc_noise_size(limit, sizeof(limit),
+                                                nz->limit));
+    }
+
+    if (n < 0) {
+        buf[0] = '\0';
+        return 0;
+    }
+
+    return ((size_t) n < size) ? (size_t) n : size - 1;
+}
+
+
+size_t
+ngx_http_malloc_noise_interval(char *buf, size_t size, double change,
+    double margin)
+{
+    int          n, digits;
+    double       lo, hi, big, div;
+    const char  *unit;
+
+    if (size == 0) {
+        return 0;
+    }
+
+    lo = change - margin;
+    hi = change + margin;
+
+    /* one unit for the three, that of the largest */
+
+    big = (fabs(lo) > fabs(hi)) ? fabs(lo) : fabs(hi);
+    big = (fabs(change) > big) ? fabs(change) : big;
+
+    unit = ngx_http_malloc_noise_unit(big, &div, &digits);
+
+    n = snprintf(buf, size, "%+.*f %s, %.0f%%: %.*f to %.*f %s", digits,
+                 change / div, unit, NGX_HTTP_MALLOC_NOISE_LEVEL * 100,
+                 digits, lo / div, digits, hi / div, unit);
+
+    if (n < 0) {
+        buf[0] = '\0';
+        return 0;
+    }
+
+    return ((size_t) n < size) ? (size_t) n : size - 1;
+}
+
+
+/* bytes' unit: what to divide by, and the decimals worth showing */
+
+static const char *
+ngx_http_malloc_noise_unit(double bytes, double *div, int *digits)
+{
+    double  a;
+
+    a = fabs(bytes);
+    *digits = 1;
+
+    if (!(a >= 1024)) {
+        *div = 1;
+        *digits = 0;
+        return "B";
+    }
+
+    if (a < 1024.0 * 1024) {
+        *div = 1024;
+        return "KiB";
+    }
+
+    if (a < 1024.0 * 1024 * 1024) {
+        *div = 1024.0 * 1024;
+        return "MiB";
+    }
+
+    *div = 1024.0 * 1024 * 1024;
+
+    return "GiB";
 }
 
 

@@ -8,11 +8,13 @@
 
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
 #include "ngx_http_malloc_heap.h"
+#include "ngx_http_malloc_noise.h"
 #include "heap_same.h"
 
 
@@ -87,6 +89,8 @@ static void test_sub(void);
 static void stack_of(ngx_http_malloc_heap_t *heap, unsigned frame,
     uint64_t n, uint64_t size);
 static void test_noise(void);
+static void test_limit(void);
+static void test_words(void);
 static void test_trim(void);
 static void test_round_trip(void);
 static void test_legacy(void);
@@ -814,6 +818,123 @@ test_noise(void)
 }
 
 
+/*
+ * The margin and the detection limit: a change is beyond the noise
+ * exactly when it exceeds its margin; the limit of small objects at the
+ * default period solves (k - 1) / sqrt(k) = z for a stack that held
+ * nothing, (k - 1) / sqrt(2 n + k) = z for one that holds n samples
+ */
+
+static void
+test_limit(void)
+{
+    double                  z, zmax, m, k, limit, more;
+    ngx_http_malloc_side_t  a, b, none;
+
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    memset(&none, 0, sizeof(none));
+    ngx_http_malloc_noise_add(&a, 524288, 100, 12800);
+    ngx_http_malloc_noise_add(&b, 524288, 50, 6400);
+
+    z = ngx_http_malloc_noise_z(&a, &b, &zmax);
+    m = ngx_http_malloc_noise_margin(&a, &b, z);
+    ok(m > 0 && fabs(m - (a.bytes - b.bytes)) < 1e-6 * m,
+       "limit: at the change's own z its margin is the change");
+    ok(ngx_http_malloc_noise_margin(&a, &b, z + 0.5) > a.bytes - b.bytes,
+       "limit: at a higher level it is wider than the change");
+    ok(ngx_http_malloc_noise_margin(&b, &a, z) == m,
+       "limit: the margin is the same either way");
+
+    memset(&a, 0, sizeof(a));
+    ngx_http_malloc_noise_add(&a, 524288, 1, 64 * 1048576.0);
+    ok(ngx_http_malloc_noise_margin(&a, &none, 3) == 0,
+       "limit: no margin for objects always sampled");
+
+    k = (3 + sqrt(13)) / 2;
+    k *= k;
+    limit = ngx_http_malloc_noise_limit(NULL, 524288, 3);
+    ok(fabs(limit - k * 524288) < 0.002 * limit,
+       "limit: a stack that held nothing: %.2f samples", limit / 524288);
+
+    memset(&a, 0, sizeof(a));
+    ngx_http_malloc_noise_add(&a, 524288, 24, 24);
+
+    k = (11 + sqrt(121 + 4 * 431)) / 2;
+    more = ngx_http_malloc_noise_limit(&a, 524288, 3);
+    ok(fabs(more - k * 524288) < 0.002 * more,
+       "limit: one that holds 24 samples: %.2f samples", more / 524288);
+    ok(ngx_http_malloc_noise_limit(&a, 524288, 4) > more,
+       "limit: a stricter level sees less");
+
+    ngx_http_malloc_noise_add(&a, 524288, 100, 100);
+    ok(ngx_http_malloc_noise_limit(&a, 524288, 3) > more,
+       "limit: more samples held hide more");
+
+    ok(ngx_http_malloc_noise_limit(NULL, 1, 3) < 1,
+       "limit: every allocation sampled, every change is seen");
+
+    memset(&a, 0, sizeof(a));
+    ngx_http_malloc_noise_add(&a, 524288, 2, 128 * 1048576.0);
+    ok(ngx_http_malloc_noise_limit(&a, 524288, 3) < 1,
+       "limit: a stack of objects always sampled shows every change");
+}
+
+
+static void
+test_words(void)
+{
+    char                     buf[256];
+    size_t                   n;
+    ngx_http_malloc_noise_t  nz;
+
+    is_str(ngx_http_malloc_noise_size(buf, sizeof(buf), 512), "512 B",
+           "words: bytes");
+    is_str(ngx_http_malloc_noise_size(buf, sizeof(buf), 1536), "1.5 KiB",
+           "words: KiB");
+    is_str(ngx_http_malloc_noise_size(buf, sizeof(buf), 17.5 * 1048576),
+           "17.5 MiB", "words: MiB");
+    is_str(ngx_http_malloc_noise_size(buf, sizeof(buf), -3.0 * 1073741824),
+           "-3.0 GiB", "words: GiB, signed");
+
+    n = ngx_http_malloc_noise_interval(buf, sizeof(buf), 17.5 * 1048576,
+                                       8.5 * 1048576);
+    is_str(buf, "+17.5 MiB, 99%: 9.0 to 26.0 MiB", "words: an interval");
+    is_int((long) n, (long) strlen(buf), "words: its length");
+
+    (void) ngx_http_malloc_noise_interval(buf, sizeof(buf), 300 * 1024,
+                                          2 * 1048576);
+    is_str(buf, "+0.3 MiB, 99%: -1.7 to 2.3 MiB",
+           "words: in the unit of the widest bound");
+
+    (void) ngx_http_malloc_noise_interval(buf, sizeof(buf), 100, 0);
+    is_str(buf, "+100 B, 99%: 100 to 100 B", "words: nothing random");
+
+    memset(&nz, 0, sizeof(nz));
+    nz.samples = 23;
+    nz.base_samples = 24;
+    nz.limit = 13.4 * 1048576;
+    nz.floor = 5.5 * 1048576;
+
+    n = ngx_http_malloc_noise_detection(buf, sizeof(buf), &nz);
+    is_str(buf, "with 23 samples now and 24 in the base, a change of "
+           "small blocks under 5.5 MiB cannot be told from noise; growth "
+           "is seen from 5.5 MiB in a stack that held nothing, from 13.4 "
+           "MiB in one that held them all", "words: the detection limit");
+    is_int((long) n, (long) strlen(buf), "words: its length");
+
+    nz.limit = 0;
+    nz.floor = 0;
+    (void) ngx_http_malloc_noise_detection(buf, sizeof(buf), &nz);
+    is_str(buf, "with 23 samples now and 24 in the base, every change is "
+           "told from noise: every allocation is sampled",
+           "words: no limit");
+
+    n = ngx_http_malloc_noise_detection(buf, 10, &nz);
+    ok(n == 9 && strlen(buf) == 9, "words: cut to the buffer");
+}
+
+
 static void
 test_trim(void)
 {
@@ -1054,6 +1175,8 @@ main(void)
     test_normalize();
     test_sub();
     test_noise();
+    test_limit();
+    test_words();
     test_trim();
     test_round_trip();
     test_legacy();
