@@ -12,8 +12,9 @@
  * sees the fuzzer's bytes; whatever it accepts must write as JSON, with a
  * base when the byte is 3 mod 4.  Either way, what was named must also
  * encode as an OTLP request whose dictionary reads back as protobuf
- * with a function per name and a stack per stack, each after its zero
- * entry.
+ * with at most a function per name and a stack per stack, each after
+ * its zero entry, a location per function, the empty link only and ""
+ * first.
  */
 
 
@@ -184,6 +185,7 @@ field(const unsigned char **p, const unsigned char *end, uint64_t *key,
 static void
 otlp(ngx_http_malloc_named_t *np)
 {
+    size_t                       nstrings;
     uint64_t                     key, len, n[8];
     const unsigned char         *p, *end, *msg, *dict;
     ngx_http_malloc_mbuf_t       out;
@@ -222,15 +224,25 @@ otlp(ngx_http_malloc_named_t *np)
 
     p = dict;
     end = dict + len;
+    nstrings = 0;
 
     while (p < end) {
         check(field(&p, end, &key, &msg, &len) == 0, "the dictionary reads");
         check(key >> 3 >= 1 && key >> 3 <= 7, "only its tables");
         n[key >> 3]++;
+
+        if (key >> 3 == 5) {
+            check(nstrings++ > 0 || len == 0, "string 0 is \"\"");
+        }
     }
 
-    check(n[3] == np->nnames + 1, "a function per name, after the zero");
-    check(n[7] == np->nstacks + 1, "a stack per stack, after the zero");
+    /* only those that a stack with a value reaches */
+    check(n[3] <= np->nnames + 1, "a function per name at most, after the "
+          "zero");
+    check(n[7] <= np->nstacks + 1, "a stack per stack at most, after the "
+          "zero");
+    check(n[2] == n[3], "a location per function");
+    check(n[4] == 1, "the empty link only");
 
     ngx_http_malloc_mbuf_free(&out);
 }

@@ -2,12 +2,12 @@
 /*
  * ExportProfilesServiceRequest by hand, as profile.proto is: each message
  * is written into its own buffer and appended, with its length, to the
- * one that holds it.  The dictionary's tables are indexed by what the
- * named profile already numbers: location and function i + 1 are name i,
- * mapping j + 1 is file j, stack s + 1 is stack s; every table starts
- * with the zero entry the specification asks for.  The string table is
- * fixed strings, then the names, the symbols and the files' paths, each
- * list distinct already, so no string is looked up.
+ * one that holds it.  Only what the stacks with a value reach is
+ * numbered: a function and its location per name, a mapping per path
+ * and build id, a string per distinct text, each table after the zero
+ * entry the specification asks for.  So no entry of the dictionary is
+ * left that nothing refers to, and no string is there twice
+ * (sig-profiling's profcheck checks both).
  *
  * Owns: nothing past a call.  Calls: arena, folded's types, protobuf
  * (pure C).
@@ -47,51 +47,66 @@
 
 /* the indexes must fit an int32 */
 #define NGX_HTTP_MALLOC_OT_MAX                (INT32_MAX / 4)
+#define NGX_HTTP_MALLOC_OT_ATTRS              64
+
+/* the profiles sent: the named profile's first values */
+#define NGX_HTTP_MALLOC_OT_TYPES              2
 
 
-/* the fixed strings, in the string table's order after "" */
-enum {
-    NGX_HTTP_MALLOC_OS_INUSE_SPACE = 1,
-    NGX_HTTP_MALLOC_OS_INUSE_OBJECTS,
-    NGX_HTTP_MALLOC_OS_ALLOC_SPACE,
-    NGX_HTTP_MALLOC_OS_ALLOC_OBJECTS,
-    NGX_HTTP_MALLOC_OS_BYTES,
-    NGX_HTTP_MALLOC_OS_COUNT,
-    NGX_HTTP_MALLOC_OS_SPACE,
-    NGX_HTTP_MALLOC_OS_BUILD_ID,
-    NGX_HTTP_MALLOC_OS_KEYS                 /* then the attributes' keys */
+static const char  *ngx_http_malloc_otlp_types[][2] = {
+    { "inuse_space", "bytes" },
+    { "inuse_objects", "count" }
 };
 
 
-static const char  *ngx_http_malloc_otlp_fixed[] = {
-    "", "inuse_space", "inuse_objects", "alloc_space", "alloc_objects",
-    "bytes", "count", "space", NGX_HTTP_MALLOC_OTLP_BUILD_ID
-};
-
-
-/* the sample types in the order of the named profile's values */
-static const int  ngx_http_malloc_otlp_types[][2] = {
-    { NGX_HTTP_MALLOC_OS_INUSE_SPACE, NGX_HTTP_MALLOC_OS_BYTES },
-    { NGX_HTTP_MALLOC_OS_INUSE_OBJECTS, NGX_HTTP_MALLOC_OS_COUNT },
-    { NGX_HTTP_MALLOC_OS_ALLOC_SPACE, NGX_HTTP_MALLOC_OS_BYTES },
-    { NGX_HTTP_MALLOC_OS_ALLOC_OBJECTS, NGX_HTTP_MALLOC_OS_COUNT }
-};
+/* texts, each once: slots hold an index + 1, 0 is a free slot */
+typedef struct {
+    const char                     **texts;
+    size_t                          *lens;
+    size_t                           n;
+    size_t                           max;
+    uint32_t                        *slots;
+    size_t                           mask;
+} ngx_http_malloc_otlp_pool_t;
 
 
 typedef struct {
     const ngx_http_malloc_otlp_t    *ot;
     const ngx_http_malloc_named_t   *np;
-    uint32_t                        *raw_s;    /* string of each symbol,
-                                                  0: none */
-    uint32_t                         file_s;   /* the first file's string */
-    uint32_t                        *build_a;  /* attribute of each file's
-                                                  build id, 0: none */
-    unsigned char                   *scratch;  /* one stack's message */
+    ngx_http_malloc_arena_t         *arena;
+    ngx_http_malloc_otlp_pool_t      strings;   /* the string table */
+    ngx_http_malloc_otlp_pool_t      builds;    /* build ids */
+    ngx_http_malloc_otlp_pool_t      mappings;  /* path and build id */
+    uint32_t                        *stack_of;  /* each stack's index in
+                                                   the table, 0: not sent */
+    size_t                           nsent;     /* stacks sent */
+    uint32_t                        *func_of;   /* each name's function
+                                                   and location, 0: none */
+    uint32_t                        *name_at;   /* function i + 1's name */
+    size_t                           nfuncs;    /* of names */
+    uint32_t                        *map_of;    /* each file's mapping, 0:
+                                                   none */
+    uint32_t                         type_s[NGX_HTTP_MALLOC_OT_TYPES][2];
+    uint32_t                         space_s;
+    uint32_t                         attr_s[NGX_HTTP_MALLOC_OT_ATTRS];
+    uint32_t                         build_s;   /* the build id's key */
+    unsigned char                   *scratch;   /* one stack's message */
+    int                              failed;
 } ngx_http_malloc_otlp_ctx_t;
 
 
 static void ngx_http_malloc_otlp_error(char *err, const char *msg);
-static int ngx_http_malloc_otlp_numbers(ngx_http_malloc_otlp_ctx_t *ctx);
+static int ngx_http_malloc_otlp_pool(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_otlp_pool_t *pool, size_t max);
+static uint32_t ngx_http_malloc_otlp_add(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_otlp_pool_t *pool, const char *s, size_t len);
+static uint32_t ngx_http_malloc_otlp_intern(ngx_http_malloc_otlp_ctx_t *ctx,
+    const char *s);
+static int ngx_http_malloc_otlp_start(ngx_http_malloc_otlp_ctx_t *ctx);
+static int ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx);
+static void ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx);
+static void ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx,
+    int32_t f);
 static void ngx_http_malloc_otlp_attr(ngx_http_malloc_mbuf_t *b,
     unsigned field, const ngx_http_malloc_otlp_attr_t *a, uint32_t key_s);
 static void ngx_http_malloc_otlp_any(ngx_http_malloc_mbuf_t *b,
@@ -100,15 +115,21 @@ static void ngx_http_malloc_otlp_resource(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *out);
 static void ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx,
     unsigned type, ngx_http_malloc_mbuf_t *out);
+static void ngx_http_malloc_otlp_sample(ngx_http_malloc_mbuf_t *out,
+    size_t stack, int64_t v);
 static void ngx_http_malloc_otlp_dictionary(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *out);
-static void ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
+static void ngx_http_malloc_otlp_mappings(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *d);
+static void ngx_http_malloc_otlp_attributes(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
 static void ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
+static void ngx_http_malloc_otlp_location(ngx_http_malloc_mbuf_t *d,
+    uint32_t mapping, uint32_t function);
+static void ngx_http_malloc_otlp_function(ngx_http_malloc_mbuf_t *d,
+    uint32_t name_s, uint32_t sys_s);
 static void ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
-    ngx_http_malloc_mbuf_t *d);
-static void ngx_http_malloc_otlp_strings(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
 static void ngx_http_malloc_otlp_string(ngx_http_malloc_mbuf_t *b,
     unsigned field, const char *s);
@@ -129,26 +150,32 @@ int
 ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_mbuf_t *out, char *err)
 {
-    unsigned                     t, ntypes;
+    unsigned                     t;
     ngx_http_malloc_mbuf_t       rp, sp, scope, prof;
     ngx_http_malloc_otlp_ctx_t   ctx;
 
     memset(&ctx, 0, sizeof(ngx_http_malloc_otlp_ctx_t));
     ctx.ot = ot;
     ctx.np = ot->np;
+    ctx.arena = ot->arena;
 
     if (ctx.np->nnames > NGX_HTTP_MALLOC_OT_MAX
         || ctx.np->nstacks > NGX_HTTP_MALLOC_OT_MAX
-        || ot->nattrs > 64)
+        || ctx.np->nfiles > NGX_HTTP_MALLOC_OT_MAX
+        || ot->nattrs > NGX_HTTP_MALLOC_OT_ATTRS)
     {
         ngx_http_malloc_otlp_error(err, "the profile is too large");
         return -1;
     }
 
-    if (ngx_http_malloc_otlp_numbers(&ctx) != 0) {
+    if (ngx_http_malloc_otlp_start(&ctx) != 0
+        || ngx_http_malloc_otlp_select(&ctx) != 0)
+    {
         ngx_http_malloc_otlp_error(err, "out of memory");
         return -1;
     }
+
+    ngx_http_malloc_otlp_number(&ctx);
 
     memset(&rp, 0, sizeof(ngx_http_malloc_mbuf_t));
     memset(&sp, 0, sizeof(ngx_http_malloc_mbuf_t));
@@ -162,9 +189,7 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_otlp_string(&scope, 2, ot->scope_version);
     ngx_http_malloc_otlp_nested(&sp, 1, &scope);
 
-    ntypes = ctx.np->alloc ? 4 : 2;
-
-    for (t = 0; t < ntypes; t++) {
+    for (t = 0; t < NGX_HTTP_MALLOC_OT_TYPES; t++) {
         memset(&prof, 0, sizeof(ngx_http_malloc_mbuf_t));
         ngx_http_malloc_otlp_profile(&ctx, t, &prof);
         ngx_http_malloc_otlp_nested(&sp, 2, &prof);
@@ -178,7 +203,7 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
 
     ngx_http_malloc_otlp_dictionary(&ctx, out);
 
-    if (out->failed) {
+    if (out->failed || ctx.failed) {
         ngx_http_malloc_otlp_error(err, "out of memory");
         return -1;
     }
@@ -187,44 +212,251 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
 }
 
 
-/* the string of each symbol and file, the attribute of each build id */
+/* room for "max" texts, the table at most half full */
 
 static int
-ngx_http_malloc_otlp_numbers(ngx_http_malloc_otlp_ctx_t *ctx)
+ngx_http_malloc_otlp_pool(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_otlp_pool_t *pool, size_t max)
 {
-    size_t                          i;
-    uint32_t                        s, a;
+    size_t  cap;
+
+    for (cap = 16; cap < 2 * max; cap *= 2) { /* void */ }
+
+    pool->texts = ngx_http_malloc_arena_alloc(ctx->arena,
+                                              max * sizeof(char *));
+    pool->lens = ngx_http_malloc_arena_alloc(ctx->arena,
+                                             max * sizeof(size_t));
+    pool->slots = ngx_http_malloc_arena_alloc(ctx->arena,
+                                              cap * sizeof(uint32_t));
+
+    if (pool->texts == NULL || pool->lens == NULL || pool->slots == NULL) {
+        return -1;
+    }
+
+    pool->n = 0;
+    pool->max = max;
+    pool->mask = cap - 1;
+
+    return 0;
+}
+
+
+/* the index of the text, added if it is new; s must outlive the call */
+
+static uint32_t
+ngx_http_malloc_otlp_add(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_otlp_pool_t *pool, const char *s, size_t len)
+{
+    size_t    i, k;
+    uint64_t  h;
+
+    /* FNV-1a */
+
+    h = 14695981039346656037ULL;
+
+    for (i = 0; i < len; i++) {
+        h = (h ^ (unsigned char) s[i]) * 1099511628211ULL;
+    }
+
+    for (i = h & pool->mask; pool->slots[i] != 0; i = (i + 1) & pool->mask) {
+        k = pool->slots[i] - 1;
+
+        if (pool->lens[k] == len && memcmp(pool->texts[k], s, len) == 0) {
+            return (uint32_t) k;
+        }
+    }
+
+    if (pool->n == pool->max) {
+        /* the pools are sized for every text: this cannot be */
+        ctx->failed = 1;
+        return 0;
+    }
+
+    pool->texts[pool->n] = s;
+    pool->lens[pool->n] = len;
+    pool->slots[i] = (uint32_t) ++pool->n;
+
+    return (uint32_t) (pool->n - 1);
+}
+
+
+/* a string's index in the string table; NULL is "" */
+
+static uint32_t
+ngx_http_malloc_otlp_intern(ngx_http_malloc_otlp_ctx_t *ctx, const char *s)
+{
+    if (s == NULL) {
+        s = "";
+    }
+
+    return ngx_http_malloc_otlp_add(ctx, &ctx->strings, s, strlen(s));
+}
+
+
+/* the tables' room, and the strings every request has, "" first */
+
+static int
+ngx_http_malloc_otlp_start(ngx_http_malloc_otlp_ctx_t *ctx)
+{
+    size_t                          i, t;
     const ngx_http_malloc_named_t  *np;
 
     np = ctx->np;
 
-    ctx->raw_s = ngx_http_malloc_arena_alloc(ctx->ot->arena,
-                                     (np->nnames + 1) * sizeof(uint32_t));
-    ctx->build_a = ngx_http_malloc_arena_alloc(ctx->ot->arena,
-                                     (np->nfiles + 1) * sizeof(uint32_t));
-    if (ctx->raw_s == NULL || ctx->build_a == NULL) {
+    /* the fixed strings, the keys, names, symbols, paths, two more */
+
+    if (ngx_http_malloc_otlp_pool(ctx, &ctx->strings,
+                                  8 + ctx->ot->nattrs + 2 * np->nnames
+                                  + np->nfiles)
+        != 0
+        || ngx_http_malloc_otlp_pool(ctx, &ctx->builds, np->nfiles + 1) != 0
+        || ngx_http_malloc_otlp_pool(ctx, &ctx->mappings, np->nfiles + 1)
+           != 0)
+    {
         return -1;
     }
 
-    s = NGX_HTTP_MALLOC_OS_KEYS + ctx->ot->nattrs + np->nnames;
+    ctx->func_of = ngx_http_malloc_arena_alloc(ctx->arena,
+                                       (np->nnames + 1) * sizeof(uint32_t));
+    ctx->name_at = ngx_http_malloc_arena_alloc(ctx->arena,
+                                       (np->nnames + 1) * sizeof(uint32_t));
+    ctx->map_of = ngx_http_malloc_arena_alloc(ctx->arena,
+                                       (np->nfiles + 1) * sizeof(uint32_t));
 
-    for (i = 0; i < np->nnames; i++) {
-        if (np->raws[i] != NULL) {
-            ctx->raw_s[i] = s++;
+    if (ctx->func_of == NULL || ctx->name_at == NULL || ctx->map_of == NULL)
+    {
+        return -1;
+    }
+
+    (void) ngx_http_malloc_otlp_intern(ctx, "");
+
+    for (t = 0; t < NGX_HTTP_MALLOC_OT_TYPES; t++) {
+        ctx->type_s[t][0] = ngx_http_malloc_otlp_intern(ctx,
+                                            ngx_http_malloc_otlp_types[t][0]);
+        ctx->type_s[t][1] = ngx_http_malloc_otlp_intern(ctx,
+                                            ngx_http_malloc_otlp_types[t][1]);
+    }
+
+    ctx->space_s = ngx_http_malloc_otlp_intern(ctx, "space");
+
+    for (i = 0; i < ctx->ot->nattrs; i++) {
+        ctx->attr_s[i] = ngx_http_malloc_otlp_intern(ctx,
+                                                     ctx->ot->attrs[i].key);
+    }
+
+    return ctx->failed ? -1 : 0;
+}
+
+
+/* the stacks sent, those with a value, numbered in their order */
+
+static int
+ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx)
+{
+    size_t                           s, n;
+    const ngx_http_malloc_nstack_t  *st;
+    const ngx_http_malloc_named_t   *np;
+
+    np = ctx->np;
+
+    ctx->stack_of = ngx_http_malloc_arena_alloc(ctx->arena,
+                                       (np->nstacks + 1) * sizeof(uint32_t));
+    if (ctx->stack_of == NULL) {
+        return -1;
+    }
+
+    for (s = 0, n = 0; s < np->nstacks; s++) {
+        st = &np->stacks[s];
+
+        if (st->v[0] != 0 || st->v[1] != 0) {
+            ctx->stack_of[s] = (uint32_t) ++n;
         }
     }
 
-    ctx->file_s = s;
-
-    a = 1 + ctx->ot->nattrs;
-
-    for (i = 0; i < np->nfiles; i++) {
-        if (np->files[i].build_id != NULL) {
-            ctx->build_a[i] = a++;
-        }
-    }
+    ctx->nsent = n;
 
     return 0;
+}
+
+
+/* a function per name that a stack sent reaches, a mapping per file */
+
+static void
+ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx)
+{
+    size_t                           s, k;
+    uint32_t                         id;
+    const ngx_http_malloc_nstack_t  *st;
+    const ngx_http_malloc_named_t   *np;
+
+    np = ctx->np;
+
+    for (s = 0; s < np->nstacks; s++) {
+        if (ctx->stack_of[s] == 0) {
+            continue;
+        }
+
+        st = &np->stacks[s];
+
+        for (k = 0; k < st->n; k++) {
+
+            /* a stack's ids are name indexes + 1 */
+
+            id = st->ids[k] - 1;
+
+            if (id >= np->nnames || ctx->func_of[id] != 0) {
+                continue;
+            }
+
+            ctx->name_at[ctx->nfuncs] = id;
+            ctx->func_of[id] = (uint32_t) ++ctx->nfuncs;
+
+            ngx_http_malloc_otlp_file(ctx, np->name_files[id]);
+        }
+    }
+}
+
+
+/* file f's mapping, numbered if it is new; one per path and build id */
+
+static void
+ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx, int32_t f)
+{
+    size_t                          n;
+    uint32_t                       *key, m;
+    const ngx_http_malloc_nfile_t  *file;
+
+    if (f < 0 || (size_t) f >= ctx->np->nfiles || ctx->map_of[f] != 0) {
+        return;
+    }
+
+    file = &ctx->np->files[f];
+
+    key = ngx_http_malloc_arena_alloc(ctx->arena, 2 * sizeof(uint32_t));
+    if (key == NULL) {
+        ctx->failed = 1;
+        return;
+    }
+
+    key[0] = ngx_http_malloc_otlp_intern(ctx, file->path);
+    key[1] = 0;
+
+    if (file->build_id != NULL) {
+        key[1] = ngx_http_malloc_otlp_add(ctx, &ctx->builds, file->build_id,
+                                          strlen(file->build_id))
+                 + 1;
+    }
+
+    n = ctx->mappings.n;
+    m = ngx_http_malloc_otlp_add(ctx, &ctx->mappings, (const char *) key,
+                                 2 * sizeof(uint32_t));
+
+    ctx->map_of[f] = m + 1;
+
+    if (ctx->mappings.n != n && key[1] != 0 && ctx->build_s == 0) {
+        ctx->build_s = ngx_http_malloc_otlp_intern(ctx,
+                                              NGX_HTTP_MALLOC_OTLP_BUILD_ID);
+    }
 }
 
 
@@ -301,17 +533,16 @@ ngx_http_malloc_otlp_resource(ngx_http_malloc_otlp_ctx_t *ctx,
 }
 
 
-/* one Profile: the samples of one value of every stack that has it */
+/* one Profile: the samples of one value of every stack sent */
 
 static void
 ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
     ngx_http_malloc_mbuf_t *out)
 {
     size_t                           s;
-    int64_t                          v;
     unsigned char                    buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                    sample[6 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                   *p, *q;
+    unsigned char                    attrs[2 * NGX_HTTP_MALLOC_OT_ATTRS];
+    unsigned char                   *p;
     const ngx_http_malloc_otlp_t    *ot;
     const ngx_http_malloc_named_t   *np;
 
@@ -320,31 +551,16 @@ ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
 
     /* ValueType: type_strindex 1, unit_strindex 2 */
 
-    p = ngx_http_malloc_protobuf_uint(buf, 1,
-                                      ngx_http_malloc_otlp_types[type][0]);
-    p = ngx_http_malloc_protobuf_uint(p, 2,
-                                      ngx_http_malloc_otlp_types[type][1]);
+    p = ngx_http_malloc_protobuf_uint(buf, 1, ctx->type_s[type][0]);
+    p = ngx_http_malloc_protobuf_uint(p, 2, ctx->type_s[type][1]);
     ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_SAMPLE_TYPE,
                                      buf, p - buf);
 
-    /* Sample: stack_index 1, values 4 (packed) */
-
     for (s = 0; s < np->nstacks; s++) {
-        v = np->stacks[s].v[type];
-
-        if (v == 0) {
-            continue;
+        if (ctx->stack_of[s] != 0) {
+            ngx_http_malloc_otlp_sample(out, ctx->stack_of[s],
+                                        np->stacks[s].v[type]);
         }
-
-        q = ngx_http_malloc_protobuf_varint(buf, (uint64_t) v);
-
-        p = ngx_http_malloc_protobuf_uint(sample, 1, s + 1);
-        p = ngx_http_malloc_protobuf_head(p, 4, q - buf);
-        memcpy(p, buf, q - buf);
-        p += q - buf;
-
-        ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_SAMPLE,
-                                         sample, p - sample);
     }
 
     /* time_unix_nano 3 is a fixed64 */
@@ -363,8 +579,8 @@ ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
                                       (uint64_t) ot->duration_nanos);
     ngx_http_malloc_mbuf_append(out, buf, p - buf);
 
-    p = ngx_http_malloc_protobuf_uint(buf, 1, NGX_HTTP_MALLOC_OS_SPACE);
-    p = ngx_http_malloc_protobuf_uint(p, 2, NGX_HTTP_MALLOC_OS_BYTES);
+    p = ngx_http_malloc_protobuf_uint(buf, 1, ctx->space_s);
+    p = ngx_http_malloc_protobuf_uint(p, 2, ctx->type_s[0][1]);
     ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_PERIOD_TYPE,
                                      buf, p - buf);
 
@@ -381,105 +597,139 @@ ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
 
     /* attribute_indices 11 (packed): the attributes 1 to nattrs */
 
-    p = sample;
+    p = attrs;
 
     for (s = 1; s <= ot->nattrs; s++) {
         p = ngx_http_malloc_protobuf_varint(p, s);
     }
 
-    if (p != sample) {
+    if (p != attrs) {
         ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_ATTRIBUTES,
-                                         sample, p - sample);
+                                         attrs, p - attrs);
     }
 }
 
+
+/* Sample: stack_index 1, values 4 (packed); none for a zero */
+
+static void
+ngx_http_malloc_otlp_sample(ngx_http_malloc_mbuf_t *out, size_t stack,
+    int64_t v)
+{
+    unsigned char   value[NGX_HTTP_MALLOC_PB_VARINT_MAX];
+    unsigned char   sample[3 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p, *q;
+
+    if (v == 0) {
+        return;
+    }
+
+    q = ngx_http_malloc_protobuf_varint(value, (uint64_t) v);
+
+    p = ngx_http_malloc_protobuf_uint(sample, 1, stack);
+    p = ngx_http_malloc_protobuf_head(p, 4, q - value);
+    memcpy(p, value, q - value);
+    p += q - value;
+
+    ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_SAMPLE, sample,
+                                     p - sample);
+}
+
+
+/*
+ * The tables; the strings last, once every other table has named those
+ * it refers to.  Link 0 is the empty Link every table's zero entry is:
+ * no sample has a link.
+ */
 
 static void
 ngx_http_malloc_otlp_dictionary(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *out)
 {
+    size_t                  i;
     ngx_http_malloc_mbuf_t  d;
 
     memset(&d, 0, sizeof(ngx_http_malloc_mbuf_t));
 
-    ngx_http_malloc_otlp_tables(ctx, &d);
+    ngx_http_malloc_otlp_mappings(ctx, &d);
+    ngx_http_malloc_otlp_names(ctx, &d);
+    ngx_http_malloc_protobuf_message(&d, NGX_HTTP_MALLOC_OT_LINK, "", 0);
+    ngx_http_malloc_otlp_attributes(ctx, &d);
     ngx_http_malloc_otlp_stacks(ctx, &d);
-    ngx_http_malloc_otlp_strings(ctx, &d);
+
+    for (i = 0; i < ctx->strings.n; i++) {
+        ngx_http_malloc_protobuf_message(&d, NGX_HTTP_MALLOC_OT_STRING,
+                                         ctx->strings.texts[i],
+                                         ctx->strings.lens[i]);
+    }
 
     ngx_http_malloc_otlp_nested(out, NGX_HTTP_MALLOC_OT_DICTIONARY, &d);
 }
 
 
-/* the zero entries, the link, mappings and the attributes */
+/* Mapping: filename_strindex 4, attribute_indices 5 (packed) */
 
 static void
-ngx_http_malloc_otlp_tables(ngx_http_malloc_otlp_ctx_t *ctx,
+ngx_http_malloc_otlp_mappings(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d)
 {
-    size_t                          i;
-    unsigned char                   buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                   zero[28], *p, *q;
-    const ngx_http_malloc_named_t  *np;
-    ngx_http_malloc_otlp_attr_t     build;
-
-    np = ctx->np;
+    size_t           i;
+    uint32_t         a;
+    unsigned char    buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX], *p, *q;
+    const uint32_t  *key;
 
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_MAPPING, "", 0);
-    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LOCATION, "", 0);
-    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, "", 0);
-    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, "", 0);
 
-    /* Link: trace_id 1 and span_id 2 of zero bytes, as codecs expect */
+    for (i = 0; i < ctx->mappings.n; i++) {
+        key = (const uint32_t *) ctx->mappings.texts[i];
 
-    memset(zero, 0, sizeof(zero));
-    p = ngx_http_malloc_protobuf_head(zero, 1, 16);
-    p = ngx_http_malloc_protobuf_head(p + 16, 2, 8);
-    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LINK, zero,
-                                     p + 8 - zero);
+        p = ngx_http_malloc_protobuf_uint(buf, 4, key[0]);
 
-    /* Mapping: filename_strindex 4, attribute_indices 5 (packed) */
+        if (key[1] != 0) {
+            /* the build ids follow the profiles' attributes */
+            a = (uint32_t) ctx->ot->nattrs + key[1];
 
-    for (i = 0; i < np->nfiles; i++) {
-        p = ngx_http_malloc_protobuf_uint(buf, 4, ctx->file_s + i);
-
-        if (ctx->build_a[i] != 0) {
             q = ngx_http_malloc_protobuf_head(p, 5,
-                    ngx_http_malloc_protobuf_varint_len(ctx->build_a[i]));
-            p = ngx_http_malloc_protobuf_varint(q, ctx->build_a[i]);
+                                   ngx_http_malloc_protobuf_varint_len(a));
+            p = ngx_http_malloc_protobuf_varint(q, a);
         }
 
         ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_MAPPING, buf,
                                          p - buf);
     }
+}
 
-    ngx_http_malloc_otlp_names(ctx, d);
 
-    /* KeyValueAndUnit: key_strindex 1, value 2 */
+/* KeyValueAndUnit: key_strindex 1, value 2; 0 is the empty one */
+
+static void
+ngx_http_malloc_otlp_attributes(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *d)
+{
+    size_t                       i;
+    ngx_http_malloc_otlp_attr_t  build;
+
+    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, "", 0);
 
     for (i = 0; i < ctx->ot->nattrs; i++) {
         ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
-                                  &ctx->ot->attrs[i],
-                                  NGX_HTTP_MALLOC_OS_KEYS + i);
+                                  &ctx->ot->attrs[i], ctx->attr_s[i]);
     }
 
-    for (i = 0; i < np->nfiles; i++) {
-        if (ctx->build_a[i] == 0) {
-            continue;
-        }
-
+    for (i = 0; i < ctx->builds.n; i++) {
         build.key = NGX_HTTP_MALLOC_OTLP_BUILD_ID;
-        build.str = np->files[i].build_id;
+        build.str = ctx->builds.texts[i];   /* NUL-ended */
         build.num = 0;
 
         ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, &build,
-                                  NGX_HTTP_MALLOC_OS_BUILD_ID);
+                                  ctx->build_s);
     }
 }
 
 
 /*
- * Location: mapping_index 1, lines 3 (Line: function_index 1);
- * Function: name_strindex 1, system_name_strindex 2
+ * Location: mapping_index 1, lines 3 (Line: function_index 1).  Location
+ * i is function i.
  */
 
 static void
@@ -487,36 +737,70 @@ ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d)
 {
     size_t                          i;
-    uint32_t                        name_s;
-    unsigned char                   buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                   line[NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                  *p, *q;
+    int32_t                         f;
+    uint32_t                        id, name_s;
     const ngx_http_malloc_named_t  *np;
 
     np = ctx->np;
 
-    for (i = 0; i < np->nnames; i++) {
-        q = ngx_http_malloc_protobuf_uint(line, 1, i + 1);
+    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LOCATION, "", 0);
 
-        p = ngx_http_malloc_protobuf_uint(buf, 1, np->name_files[i] + 1);
-        p = ngx_http_malloc_protobuf_head(p, 3, q - line);
-        memcpy(p, line, q - line);
-        p += q - line;
+    for (i = 0; i < ctx->nfuncs; i++) {
+        f = np->name_files[ctx->name_at[i]];
 
-        ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LOCATION, buf,
-                                         p - buf);
+        ngx_http_malloc_otlp_location(d, (f >= 0 && (size_t) f < np->nfiles)
+                                         ? ctx->map_of[f] : 0,
+                                      i + 1);
     }
 
-    for (i = 0; i < np->nnames; i++) {
-        name_s = NGX_HTTP_MALLOC_OS_KEYS + ctx->ot->nattrs + i;
+    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, "", 0);
 
-        p = ngx_http_malloc_protobuf_uint(buf, 1, name_s);
-        p = ngx_http_malloc_protobuf_uint(p, 2, ctx->raw_s[i] ? ctx->raw_s[i]
-                                                              : name_s);
+    for (i = 0; i < ctx->nfuncs; i++) {
+        id = ctx->name_at[i];
+        name_s = ngx_http_malloc_otlp_intern(ctx, np->names[id]);
 
-        ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, buf,
-                                         p - buf);
+        ngx_http_malloc_otlp_function(d, name_s,
+                                      (np->raws[id] != NULL)
+                                      ? ngx_http_malloc_otlp_intern(ctx,
+                                                              np->raws[id])
+                                      : name_s);
     }
+}
+
+
+static void
+ngx_http_malloc_otlp_location(ngx_http_malloc_mbuf_t *d, uint32_t mapping,
+    uint32_t function)
+{
+    unsigned char   buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char   line[NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p, *q;
+
+    q = ngx_http_malloc_protobuf_uint(line, 1, function);
+
+    p = ngx_http_malloc_protobuf_uint(buf, 1, mapping);
+    p = ngx_http_malloc_protobuf_head(p, 3, q - line);
+    memcpy(p, line, q - line);
+    p += q - line;
+
+    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_LOCATION, buf,
+                                     p - buf);
+}
+
+
+/* Function: name_strindex 1, system_name_strindex 2 */
+
+static void
+ngx_http_malloc_otlp_function(ngx_http_malloc_mbuf_t *d, uint32_t name_s,
+    uint32_t sys_s)
+{
+    unsigned char   buf[2 * NGX_HTTP_MALLOC_PB_FIELD_MAX], *p;
+
+    p = ngx_http_malloc_protobuf_uint(buf, 1, name_s);
+    p = ngx_http_malloc_protobuf_uint(p, 2, sys_s);
+
+    ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, buf,
+                                     p - buf);
 }
 
 
@@ -527,12 +811,13 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d)
 {
     size_t                           s, k, len, max;
+    uint32_t                         loc;
     unsigned char                   *p;
     const ngx_http_malloc_nstack_t  *st;
 
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_STACK, "", 0);
 
-    max = 0;
+    max = 1;
 
     for (s = 0; s < ctx->np->nstacks; s++) {
         if (ctx->np->stacks[s].n > max) {
@@ -540,7 +825,7 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
         }
     }
 
-    ctx->scratch = ngx_http_malloc_arena_alloc(ctx->ot->arena,
+    ctx->scratch = ngx_http_malloc_arena_alloc(ctx->arena,
                                (max + 2) * NGX_HTTP_MALLOC_PB_FIELD_MAX);
     if (ctx->scratch == NULL) {
         d->failed = 1;
@@ -548,12 +833,19 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
     }
 
     for (s = 0; s < ctx->np->nstacks; s++) {
+        if (ctx->stack_of[s] == 0) {
+            continue;
+        }
+
         st = &ctx->np->stacks[s];
 
         len = 0;
 
         for (k = 0; k < st->n; k++) {
-            len += ngx_http_malloc_protobuf_varint_len(st->ids[k]);
+            if (st->ids[k] - 1 < ctx->np->nnames) {
+                len += ngx_http_malloc_protobuf_varint_len(
+                                              ctx->func_of[st->ids[k] - 1]);
+            }
         }
 
         p = ctx->scratch;
@@ -562,52 +854,15 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
             p = ngx_http_malloc_protobuf_head(p, 1, len);
 
             for (k = st->n; k > 0; k--) {
-                p = ngx_http_malloc_protobuf_varint(p, st->ids[k - 1]);
+                if (st->ids[k - 1] - 1 < ctx->np->nnames) {
+                    loc = ctx->func_of[st->ids[k - 1] - 1];
+                    p = ngx_http_malloc_protobuf_varint(p, loc);
+                }
             }
         }
 
         ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_STACK,
                                          ctx->scratch, p - ctx->scratch);
-    }
-}
-
-
-/* in the order the numbers above gave them */
-
-static void
-ngx_http_malloc_otlp_strings(ngx_http_malloc_otlp_ctx_t *ctx,
-    ngx_http_malloc_mbuf_t *d)
-{
-    size_t                          i;
-    const ngx_http_malloc_named_t  *np;
-
-    np = ctx->np;
-
-    for (i = 0; i < NGX_HTTP_MALLOC_OS_KEYS; i++) {
-        ngx_http_malloc_otlp_string(d, NGX_HTTP_MALLOC_OT_STRING,
-                                    ngx_http_malloc_otlp_fixed[i]);
-    }
-
-    for (i = 0; i < ctx->ot->nattrs; i++) {
-        ngx_http_malloc_otlp_string(d, NGX_HTTP_MALLOC_OT_STRING,
-                                    ctx->ot->attrs[i].key);
-    }
-
-    for (i = 0; i < np->nnames; i++) {
-        ngx_http_malloc_otlp_string(d, NGX_HTTP_MALLOC_OT_STRING,
-                                    np->names[i]);
-    }
-
-    for (i = 0; i < np->nnames; i++) {
-        if (np->raws[i] != NULL) {
-            ngx_http_malloc_otlp_string(d, NGX_HTTP_MALLOC_OT_STRING,
-                                        np->raws[i]);
-        }
-    }
-
-    for (i = 0; i < np->nfiles; i++) {
-        ngx_http_malloc_otlp_string(d, NGX_HTTP_MALLOC_OT_STRING,
-                                    np->files[i].path);
     }
 }
 

@@ -52,12 +52,14 @@ typedef struct {
 /*
  * The request, not compressed, onto "out": one ResourceProfiles with the
  * resource's attributes and one ScopeProfiles, whose Profiles are
- * inuse_space/bytes, inuse_objects/count and, when the profile knows
- * them, alloc_space/bytes, alloc_objects/count, each with period_type
+ * inuse_space/bytes and inuse_objects/count, each with period_type
  * space/bytes, the period, the time and the attributes; the pprof bytes
- * go with the first Profile only.  Functions carry the readable name and
- * the symbol (system_name); a stack's first location is its leaf.  0, or
- * -1 with a reason in err.
+ * go with the first Profile only.  alloc_* are not sent: they count
+ * from when sampling started in each worker, which a profile of one
+ * moment cannot say.  Functions carry the readable name and the symbol
+ * (system_name); a stack's first location is its leaf.
+ * Every table holds only what something refers to, each string once.
+ * 0, or -1 with a reason in err.
  */
 int ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_mbuf_t *out, char *err);

@@ -3,7 +3,9 @@
  * Unit tests for the OTLP profiles encoder (ngx_http_malloc_otlp.c): a
  * heap is named, encoded, and the request read back field by field with
  * the field numbers of opentelemetry-proto's .proto files, by a reader
- * written here.
+ * written here; the rules profcheck (open-telemetry/sig-profiling)
+ * applies to the dictionary are checked on every request: zero entries,
+ * nothing unreferenced, no string twice.
  */
 
 
@@ -32,6 +34,10 @@
     "  t*: 1: 512 [0: 0]\n"
 
 #define MAX  64
+
+
+/* the resolver encode() names the frames with */
+static const char *(*resolver)(void *data, uint64_t addr, int *map);
 
 
 static ngx_http_malloc_map_t  maps[] = {
@@ -70,6 +76,7 @@ typedef struct {
     size_t                nstacks;
     msg_t                 attributes[MAX];
     size_t                nattributes;
+    msg_t                 links[MAX];
     size_t                nlinks;
     msg_t                 profiles[MAX];
     size_t                nprofiles;
@@ -91,9 +98,13 @@ static int encode(const char *text, size_t len, ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_named_t *np);
 static const char *resolve(void *data, uint64_t addr, int *map);
 static size_t rename_grow(const char *sym, char *buf, size_t size);
+static int conforms(request_t *rq);
+static void mark(unsigned char *seen, size_t n, uint64_t i, int *bad,
+    const char *what);
 static void test_request(void);
 static void test_no_accum(void);
 static void test_empty(void);
+static void test_shared_strings(void);
 
 
 static int
@@ -300,9 +311,7 @@ read_request(const unsigned char *p, size_t len, request_t *rq)
         TABLE(5, strings);
         TABLE(6, attributes);
         TABLE(7, stacks);
-        case 4:
-            rq->nlinks++;
-            break;
+        TABLE(4, links);
         default:
             rq->bad = 1;
         }
@@ -328,6 +337,213 @@ resolve(void *data, uint64_t addr, int *map)
         return "ngx_t_handler";
     }
 }
+
+
+/* names that are the encoder's own strings too */
+
+static const char *
+resolve_same(void *data, uint64_t addr, int *map)
+{
+    (void) data;
+
+    *map = (addr >= 0x30) ? 0 : 1;
+
+    switch (addr) {
+    case 0x10:
+        return "bytes";
+    case 0x20:
+        return "space";
+    case 0x30:
+        return "inuse_space";
+    default:
+        return "ngx_t_handler";
+    }
+}
+
+
+static void
+mark(unsigned char *seen, size_t n, uint64_t i, int *bad, const char *what)
+{
+    if (i >= n) {
+        diag("%s %llu is out of its table of %zu", what,
+             (unsigned long long) i, n);
+        (*bad)++;
+        return;
+    }
+
+    seen[i] = 1;
+}
+
+
+/*
+ * profcheck's rules for the dictionary, with its checks of duplicates
+ * and orphans on: each table's entry 0 is empty, every index is within
+ * its table, every entry is referred to, and no string is there twice.
+ * The number of faults.
+ */
+
+static int
+conforms(request_t *rq)
+{
+    int            bad;
+    size_t         i, j, k, n, counts[6];
+    msg_t          prof, m, vt, firsts[6];
+    uint64_t       v[MAX];
+    unsigned char  str_s[MAX], map_s[MAX], loc_s[MAX], fn_s[MAX],
+                   attr_s[MAX], stack_s[MAX], link_s[MAX];
+
+    static const char  *names[] = { "mapping", "location", "function",
+                                    "link", "attribute", "stack" };
+
+    bad = 0;
+
+    if (rq->nstrings == 0 || rq->strings[0].len != 0) {
+        diag("string_table[0] is not \"\"");
+        bad++;
+    }
+
+    counts[0] = rq->nmappings;
+    counts[1] = rq->nlocations;
+    counts[2] = rq->nfunctions;
+    counts[3] = rq->nlinks;
+    counts[4] = rq->nattributes;
+    counts[5] = rq->nstacks;
+    firsts[0] = rq->mappings[0];
+    firsts[1] = rq->locations[0];
+    firsts[2] = rq->functions[0];
+    firsts[3] = rq->links[0];
+    firsts[4] = rq->attributes[0];
+    firsts[5] = rq->stacks[0];
+
+    for (i = 0; i < 6; i++) {
+        if (counts[i] == 0 || firsts[i].len != 0) {
+            diag("%s_table[0] is not the empty message", names[i]);
+            bad++;
+        }
+    }
+
+    memset(str_s, 0, sizeof(str_s));
+    memset(map_s, 0, sizeof(map_s));
+    memset(loc_s, 0, sizeof(loc_s));
+    memset(fn_s, 0, sizeof(fn_s));
+    memset(attr_s, 0, sizeof(attr_s));
+    memset(stack_s, 0, sizeof(stack_s));
+    memset(link_s, 0, sizeof(link_s));
+
+    str_s[0] = map_s[0] = loc_s[0] = fn_s[0] = attr_s[0] = stack_s[0]
+             = link_s[0] = 1;
+
+    for (i = 0; i < rq->nprofiles; i++) {
+        prof = rq->profiles[i];
+
+        for (j = 1; j <= 5; j += 4) {
+            vt = get_msg(prof, j, 0);
+            mark(str_s, rq->nstrings, get_uint(vt, 1), &bad, "type");
+            mark(str_s, rq->nstrings, get_uint(vt, 2), &bad, "unit");
+        }
+
+        n = packed(prof, 11, v, MAX);
+
+        for (k = 0; k < n; k++) {
+            mark(attr_s, rq->nattributes, v[k], &bad, "attribute");
+        }
+
+        for (j = 0; ; j++) {
+            m = get_msg(prof, 2, j);
+            if (m.p == NULL) {
+                break;
+            }
+
+            mark(stack_s, rq->nstacks, get_uint(m, 1), &bad, "stack");
+            mark(link_s, rq->nlinks, get_uint(m, 3), &bad, "link");
+
+            if (packed(m, 4, v, MAX) != 1) {
+                diag("a sample without exactly one value");
+                bad++;
+            }
+        }
+    }
+
+    for (i = 1; i < rq->nstacks; i++) {
+        n = packed(rq->stacks[i], 1, v, MAX);
+
+        for (k = 0; k < n; k++) {
+            mark(loc_s, rq->nlocations, v[k], &bad, "location");
+        }
+    }
+
+    for (i = 1; i < rq->nlocations; i++) {
+        mark(map_s, rq->nmappings, get_uint(rq->locations[i], 1), &bad,
+             "mapping");
+
+        for (j = 0; ; j++) {
+            m = get_msg(rq->locations[i], 3, j);
+            if (m.p == NULL) {
+                break;
+            }
+
+            mark(fn_s, rq->nfunctions, get_uint(m, 1), &bad, "function");
+        }
+    }
+
+    for (i = 1; i < rq->nmappings; i++) {
+        mark(str_s, rq->nstrings, get_uint(rq->mappings[i], 4), &bad,
+             "filename");
+
+        n = packed(rq->mappings[i], 5, v, MAX);
+
+        for (k = 0; k < n; k++) {
+            mark(attr_s, rq->nattributes, v[k], &bad, "attribute");
+        }
+    }
+
+    for (i = 1; i < rq->nfunctions; i++) {
+        for (j = 1; j <= 3; j++) {
+            mark(str_s, rq->nstrings, get_uint(rq->functions[i], j), &bad,
+                 "function's string");
+        }
+    }
+
+    for (i = 1; i < rq->nattributes; i++) {
+        mark(str_s, rq->nstrings, get_uint(rq->attributes[i], 1), &bad,
+             "key");
+        mark(str_s, rq->nstrings, get_uint(rq->attributes[i], 3), &bad,
+             "unit");
+    }
+
+#define ORPHANS(seen, count, what)                                            \
+    for (i = 0; i < (count); i++) {                                           \
+        if (!seen[i]) {                                                       \
+            diag("%s %zu is referred to by nothing", what, i);                \
+            bad++;                                                            \
+        }                                                                     \
+    }
+
+    ORPHANS(str_s, rq->nstrings, "string");
+    ORPHANS(map_s, rq->nmappings, "mapping");
+    ORPHANS(loc_s, rq->nlocations, "location");
+    ORPHANS(fn_s, rq->nfunctions, "function");
+    ORPHANS(attr_s, rq->nattributes, "attribute");
+    ORPHANS(stack_s, rq->nstacks, "stack");
+    ORPHANS(link_s, rq->nlinks, "link");
+
+    for (i = 0; i < rq->nstrings; i++) {
+        for (j = i + 1; j < rq->nstrings; j++) {
+            if (rq->strings[i].len == rq->strings[j].len
+                && memcmp(rq->strings[i].p, rq->strings[j].p,
+                          rq->strings[i].len) == 0)
+            {
+                diag("strings %zu and %zu are both \"%s\"", i, j,
+                     str(rq, i));
+                bad++;
+            }
+        }
+    }
+
+    return bad;
+}
+
+
 
 
 static size_t
@@ -363,7 +579,9 @@ encode(const char *text, size_t len, ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_named_init(np, arena);
     np->rename = rename_grow;
 
-    if (ngx_http_malloc_named_heap(np, &heap, maps, 2, resolve, NULL, 0, err)
+    if (ngx_http_malloc_named_heap(np, &heap, maps, 2,
+                                   resolver ? resolver : resolve, NULL, 0,
+                                   err)
         != 0)
     {
         diag("named_heap: %s", err);
@@ -398,11 +616,9 @@ test_request(void)
     ngx_http_malloc_arena_t      *arena;
     ngx_http_malloc_otlp_t        ot;
     ngx_http_malloc_otlp_attr_t   res[3], kind[1];
-    static const char            *types[] = { "inuse_space", "inuse_objects",
-                                              "alloc_space",
-                                              "alloc_objects" };
-    static const char            *units[] = { "bytes", "count", "bytes",
-                                              "count" };
+    static const char            *types[] = { "inuse_space",
+                                              "inuse_objects" };
+    static const char            *units[] = { "bytes", "count" };
 
     arena = ngx_http_malloc_arena_create();
     memset(&out, 0, sizeof(out));
@@ -447,7 +663,19 @@ test_request(void)
     ok(rq.nattributes > 0 && rq.attributes[0].len == 0,
        "attribute_table[0] zero");
     ok(rq.nstacks > 0 && rq.stacks[0].len == 0, "stack_table[0] zero");
-    is_int(rq.nlinks, 1, "link_table has its zero entry");
+    is_int(rq.nlinks, 1, "link_table has its zero entry only");
+    ok(rq.nlinks == 1 && rq.links[0].len == 0,
+       "link_table[0] is the empty Link, no ids of zero bytes");
+    is_int(conforms(&rq), 0, "the dictionary as profcheck checks it: "
+           "nothing unreferenced, no string twice");
+
+    for (i = 0; i < rq.nstrings; i++) {
+        if (strncmp(str(&rq, i), "alloc_", 6) == 0) {
+            break;
+        }
+    }
+
+    is_int(i, rq.nstrings, "no alloc_* string: nothing refers to one");
 
     /* the resource's attributes, as KeyValue with a plain key */
 
@@ -473,9 +701,10 @@ test_request(void)
 
     /* a profile per sample type */
 
-    is_int(rq.nprofiles, 4, "four profiles with accum");
+    is_int(rq.nprofiles, 2, "two profiles, though the heap has accum: "
+           "alloc_* are cumulative, not of this moment");
 
-    for (i = 0; i < rq.nprofiles; i++) {
+    for (i = 0; i < rq.nprofiles && i < 2; i++) {
         prof = rq.profiles[i];
         vt = get_msg(prof, 1, 0);
 
@@ -609,6 +838,7 @@ test_no_accum(void)
     ok(get_msg(rq.profiles[0], 11, 0).p == NULL, "no attributes");
     is_int(rq.nattributes, 1, "the zero attribute only: no file of these "
            "stacks has a build id");
+    is_int(conforms(&rq), 0, "as profcheck checks it");
 
     ngx_http_malloc_mbuf_free(&out);
     ngx_http_malloc_arena_destroy(arena);
@@ -642,6 +872,44 @@ test_empty(void)
     ok(rq.nstrings > 0 && rq.nstacks == 1 && rq.nlocations == 1,
        "and the zero entries only");
     ok(rq.resource.p != NULL, "an empty resource is still there");
+    is_int(rq.nstrings, 6, "the strings of the two sample types and the "
+           "period type, after \"\"");
+    is_int(conforms(&rq), 0, "as profcheck checks it");
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+static void
+test_shared_strings(void)
+{
+    size_t                    i;
+    request_t                 rq;
+    ngx_http_malloc_mbuf_t    out;
+    ngx_http_malloc_named_t   np;
+    ngx_http_malloc_arena_t  *arena;
+    ngx_http_malloc_otlp_t    ot;
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+
+    resolver = resolve_same;
+    i = encode(STR(DUMP), &ot, &out, arena, &np);
+    resolver = NULL;
+
+    if (!ok(i == 0, "functions named bytes, space and inuse_space encode")) {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    is_int(conforms(&rq), 0, "each string once, though a name is also a "
+           "type, a unit or the period's type");
+
+    /* "", the 5 of the types, ngx_t_handler, 2 paths, the build id's key */
+    is_int(rq.nstrings, 10, "ten strings");
 
     ngx_http_malloc_mbuf_free(&out);
     ngx_http_malloc_arena_destroy(arena);
@@ -654,6 +922,7 @@ main(void)
     test_request();
     test_no_accum();
     test_empty();
+    test_shared_strings();
 
     return done_testing();
 }
