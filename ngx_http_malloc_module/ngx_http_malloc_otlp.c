@@ -8,6 +8,9 @@
  * entry the specification asks for.  So no entry of the dictionary is
  * left that nothing refers to, and no string is there twice
  * (sig-profiling's profcheck checks both).
+ * Every string is made valid UTF-8 first, as protobuf requires of a
+ * string field: receivers that parse with libprotobuf or Go refuse the
+ * whole request otherwise.
  *
  * Owns: nothing past a call.  Calls: arena, folded's types, protobuf
  * (pure C).
@@ -96,10 +99,14 @@ typedef struct {
 
 
 static void ngx_http_malloc_otlp_error(char *err, const char *msg);
+static int ngx_http_malloc_otlp_utf8_next(const unsigned char *p,
+    const unsigned char *last);
 static int ngx_http_malloc_otlp_pool(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_otlp_pool_t *pool, size_t max);
 static uint32_t ngx_http_malloc_otlp_add(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_otlp_pool_t *pool, const char *s, size_t len);
+static const char *ngx_http_malloc_otlp_valid(ngx_http_malloc_otlp_ctx_t *ctx,
+    const char *s, size_t *len);
 static uint32_t ngx_http_malloc_otlp_intern(ngx_http_malloc_otlp_ctx_t *ctx,
     const char *s);
 static int ngx_http_malloc_otlp_start(ngx_http_malloc_otlp_ctx_t *ctx);
@@ -107,10 +114,11 @@ static int ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx);
 static void ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx);
 static void ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx,
     int32_t f);
-static void ngx_http_malloc_otlp_attr(ngx_http_malloc_mbuf_t *b,
-    unsigned field, const ngx_http_malloc_otlp_attr_t *a, uint32_t key_s);
-static void ngx_http_malloc_otlp_any(ngx_http_malloc_mbuf_t *b,
-    const ngx_http_malloc_otlp_attr_t *a);
+static void ngx_http_malloc_otlp_attr(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, unsigned field,
+    const ngx_http_malloc_otlp_attr_t *a, uint32_t key_s);
+static void ngx_http_malloc_otlp_any(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, const ngx_http_malloc_otlp_attr_t *a);
 static void ngx_http_malloc_otlp_resource(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *out);
 static void ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx,
@@ -131,8 +139,8 @@ static void ngx_http_malloc_otlp_function(ngx_http_malloc_mbuf_t *d,
     uint32_t name_s, uint32_t sys_s);
 static void ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_mbuf_t *d);
-static void ngx_http_malloc_otlp_string(ngx_http_malloc_mbuf_t *b,
-    unsigned field, const char *s);
+static void ngx_http_malloc_otlp_text(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, unsigned field, const char *s);
 static void ngx_http_malloc_otlp_nested(ngx_http_malloc_mbuf_t *out,
     unsigned field, ngx_http_malloc_mbuf_t *msg);
 
@@ -185,8 +193,8 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
 
     /* ScopeProfiles: scope 1 (InstrumentationScope: name 1, version 2) */
 
-    ngx_http_malloc_otlp_string(&scope, 1, ot->scope_name);
-    ngx_http_malloc_otlp_string(&scope, 2, ot->scope_version);
+    ngx_http_malloc_otlp_text(&ctx, &scope, 1, ot->scope_name);
+    ngx_http_malloc_otlp_text(&ctx, &scope, 2, ot->scope_version);
     ngx_http_malloc_otlp_nested(&sp, 1, &scope);
 
     for (t = 0; t < NGX_HTTP_MALLOC_OT_TYPES; t++) {
@@ -209,6 +217,118 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     }
 
     return 0;
+}
+
+
+/*
+ * One sequence at p: its length if it is well formed (Unicode 15, table
+ * 3-7), else minus the length of its maximal subpart, at least 1
+ */
+
+static int
+ngx_http_malloc_otlp_utf8_next(const unsigned char *p,
+    const unsigned char *last)
+{
+    int            i, need;
+    unsigned char  c, lo, hi;
+
+    c = p[0];
+
+    if (c < 0x80) {
+        return 1;
+    }
+
+    lo = 0x80;
+    hi = 0xbf;
+
+    if (c >= 0xc2 && c <= 0xdf) {
+        need = 1;
+
+    } else if (c >= 0xe0 && c <= 0xef) {
+        need = 2;
+        lo = (c == 0xe0) ? 0xa0 : 0x80;
+        hi = (c == 0xed) ? 0x9f : 0xbf;
+
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 3;
+        lo = (c == 0xf0) ? 0x90 : 0x80;
+        hi = (c == 0xf4) ? 0x8f : 0xbf;
+
+    } else {
+        return -1;
+    }
+
+    for (i = 1; i <= need; i++) {
+        if (p + i >= last || p[i] < lo || p[i] > hi) {
+            return -i;
+        }
+
+        lo = 0x80;
+        hi = 0xbf;
+    }
+
+    return need + 1;
+}
+
+
+size_t
+ngx_http_malloc_otlp_utf8(const char *s, size_t len, char *out)
+{
+    int                   n;
+    size_t                w;
+    const unsigned char  *p, *last;
+
+    p = (const unsigned char *) s;
+    last = p + len;
+    w = 0;
+
+    while (p < last) {
+        n = ngx_http_malloc_otlp_utf8_next(p, last);
+
+        if (n > 0) {
+            if (out != NULL) {
+                memcpy(out + w, p, n);
+            }
+
+            p += n;
+            w += n;
+            continue;
+        }
+
+        /* U+FFFD REPLACEMENT CHARACTER */
+
+        if (out != NULL) {
+            memcpy(out + w, "\xef\xbf\xbd", 3);
+        }
+
+        p += -n;
+        w += 3;
+    }
+
+    return w;
+}
+
+
+size_t
+ngx_http_malloc_otlp_utf8_valid(const char *s, size_t len)
+{
+    int                   n;
+    const unsigned char  *p, *last;
+
+    p = (const unsigned char *) s;
+    last = p + len;
+
+    while (p < last) {
+        n = ngx_http_malloc_otlp_utf8_next(p, last);
+
+        if (n < 0) {
+            break;
+        }
+
+        p += n;
+    }
+
+    return p - (const unsigned char *) s;
 }
 
 
@@ -280,16 +400,49 @@ ngx_http_malloc_otlp_add(ngx_http_malloc_otlp_ctx_t *ctx,
 }
 
 
+/* s as valid UTF-8: itself, or a copy mended in the arena */
+
+static const char *
+ngx_http_malloc_otlp_valid(ngx_http_malloc_otlp_ctx_t *ctx, const char *s,
+    size_t *len)
+{
+    char    *copy;
+    size_t   n;
+
+    if (ngx_http_malloc_otlp_utf8_valid(s, *len) == *len) {
+        return s;
+    }
+
+    n = ngx_http_malloc_otlp_utf8(s, *len, NULL);
+
+    copy = ngx_http_malloc_arena_alloc(ctx->arena, n + 1);
+    if (copy == NULL) {
+        ctx->failed = 1;
+        *len = 0;
+        return "";
+    }
+
+    *len = ngx_http_malloc_otlp_utf8(s, *len, copy);
+
+    return copy;
+}
+
+
 /* a string's index in the string table; NULL is "" */
 
 static uint32_t
 ngx_http_malloc_otlp_intern(ngx_http_malloc_otlp_ctx_t *ctx, const char *s)
 {
+    size_t  len;
+
     if (s == NULL) {
         s = "";
     }
 
-    return ngx_http_malloc_otlp_add(ctx, &ctx->strings, s, strlen(s));
+    len = strlen(s);
+    s = ngx_http_malloc_otlp_valid(ctx, s, &len);
+
+    return ngx_http_malloc_otlp_add(ctx, &ctx->strings, s, len);
 }
 
 
@@ -417,13 +570,17 @@ ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx)
 }
 
 
-/* file f's mapping, numbered if it is new; one per path and build id */
+/*
+ * File f's mapping, numbered if it is new; files whose paths read the
+ * same once made UTF-8, with the same build id, share one
+ */
 
 static void
 ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx, int32_t f)
 {
-    size_t                          n;
+    size_t                          n, len;
     uint32_t                       *key, m;
+    const char                     *id;
     const ngx_http_malloc_nfile_t  *file;
 
     if (f < 0 || (size_t) f >= ctx->np->nfiles || ctx->map_of[f] != 0) {
@@ -442,9 +599,9 @@ ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx, int32_t f)
     key[1] = 0;
 
     if (file->build_id != NULL) {
-        key[1] = ngx_http_malloc_otlp_add(ctx, &ctx->builds, file->build_id,
-                                          strlen(file->build_id))
-                 + 1;
+        len = strlen(file->build_id);
+        id = ngx_http_malloc_otlp_valid(ctx, file->build_id, &len);
+        key[1] = ngx_http_malloc_otlp_add(ctx, &ctx->builds, id, len) + 1;
     }
 
     n = ctx->mappings.n;
@@ -463,7 +620,8 @@ ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx, int32_t f)
 /* KeyValue (key 1, value 2) or, with a key's string, KeyValueAndUnit */
 
 static void
-ngx_http_malloc_otlp_attr(ngx_http_malloc_mbuf_t *b, unsigned field,
+ngx_http_malloc_otlp_attr(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, unsigned field,
     const ngx_http_malloc_otlp_attr_t *a, uint32_t key_s)
 {
     unsigned char           buf[NGX_HTTP_MALLOC_PB_FIELD_MAX], *p;
@@ -477,10 +635,10 @@ ngx_http_malloc_otlp_attr(ngx_http_malloc_mbuf_t *b, unsigned field,
         ngx_http_malloc_mbuf_append(&kv, buf, p - buf);
 
     } else {
-        ngx_http_malloc_otlp_string(&kv, 1, a->key);
+        ngx_http_malloc_otlp_text(ctx, &kv, 1, a->key);
     }
 
-    ngx_http_malloc_otlp_any(&any, a);
+    ngx_http_malloc_otlp_any(ctx, &any, a);
     ngx_http_malloc_otlp_nested(&kv, 2, &any);
     ngx_http_malloc_otlp_nested(b, field, &kv);
 }
@@ -489,13 +647,13 @@ ngx_http_malloc_otlp_attr(ngx_http_malloc_mbuf_t *b, unsigned field,
 /* AnyValue: string_value 1 or int_value 3 */
 
 static void
-ngx_http_malloc_otlp_any(ngx_http_malloc_mbuf_t *b,
-    const ngx_http_malloc_otlp_attr_t *a)
+ngx_http_malloc_otlp_any(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, const ngx_http_malloc_otlp_attr_t *a)
 {
     unsigned char   buf[NGX_HTTP_MALLOC_PB_FIELD_MAX], *p;
 
     if (a->str != NULL) {
-        ngx_http_malloc_protobuf_message(b, 1, a->str, strlen(a->str));
+        ngx_http_malloc_otlp_text(ctx, b, 1, a->str);
         return;
     }
 
@@ -519,7 +677,7 @@ ngx_http_malloc_otlp_resource(ngx_http_malloc_otlp_ctx_t *ctx,
     memset(&res, 0, sizeof(ngx_http_malloc_mbuf_t));
 
     for (i = 0; i < ctx->ot->nresource; i++) {
-        ngx_http_malloc_otlp_attr(&res, 1, &ctx->ot->resource[i], 0);
+        ngx_http_malloc_otlp_attr(ctx, &res, 1, &ctx->ot->resource[i], 0);
     }
 
     /* an empty Resource is still sent: the field says there is one */
@@ -589,8 +747,8 @@ ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
     ngx_http_malloc_mbuf_append(out, buf, p - buf);
 
     if (type == 0 && ot->original != NULL) {
-        ngx_http_malloc_otlp_string(out, NGX_HTTP_MALLOC_OT_PAYLOAD_FORMAT,
-                                    "pprof");
+        ngx_http_malloc_otlp_text(ctx, out, NGX_HTTP_MALLOC_OT_PAYLOAD_FORMAT,
+                                  "pprof");
         ngx_http_malloc_protobuf_message(out, NGX_HTTP_MALLOC_OT_PAYLOAD,
                                          ot->original, ot->original_len);
     }
@@ -712,17 +870,17 @@ ngx_http_malloc_otlp_attributes(ngx_http_malloc_otlp_ctx_t *ctx,
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, "", 0);
 
     for (i = 0; i < ctx->ot->nattrs; i++) {
-        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
+        ngx_http_malloc_otlp_attr(ctx, d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
                                   &ctx->ot->attrs[i], ctx->attr_s[i]);
     }
 
     for (i = 0; i < ctx->builds.n; i++) {
         build.key = NGX_HTTP_MALLOC_OTLP_BUILD_ID;
-        build.str = ctx->builds.texts[i];   /* NUL-ended */
+        build.str = ctx->builds.texts[i];   /* valid, and NUL-ended */
         build.num = 0;
 
-        ngx_http_malloc_otlp_attr(d, NGX_HTTP_MALLOC_OT_ATTRIBUTE, &build,
-                                  ctx->build_s);
+        ngx_http_malloc_otlp_attr(ctx, d, NGX_HTTP_MALLOC_OT_ATTRIBUTE,
+                                  &build, ctx->build_s);
     }
 }
 
@@ -867,17 +1025,22 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
 }
 
 
-/* a string field; a repeated one keeps its empty strings */
+/* a string field outside the string table, made valid UTF-8 */
 
 static void
-ngx_http_malloc_otlp_string(ngx_http_malloc_mbuf_t *b, unsigned field,
-    const char *s)
+ngx_http_malloc_otlp_text(ngx_http_malloc_otlp_ctx_t *ctx,
+    ngx_http_malloc_mbuf_t *b, unsigned field, const char *s)
 {
+    size_t  len;
+
     if (s == NULL) {
         s = "";
     }
 
-    ngx_http_malloc_protobuf_message(b, field, s, strlen(s));
+    len = strlen(s);
+    s = ngx_http_malloc_otlp_valid(ctx, s, &len);
+
+    ngx_http_malloc_protobuf_message(b, field, s, len);
 }
 
 

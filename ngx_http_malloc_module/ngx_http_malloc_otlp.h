@@ -58,11 +58,22 @@ typedef struct {
  * from when sampling started in each worker, which a profile of one
  * moment cannot say.  Functions carry the readable name and the symbol
  * (system_name); a stack's first location is its leaf.
- * Every table holds only what something refers to, each string once.
- * 0, or -1 with a reason in err.
+ * Every table holds only what something refers to, each string once,
+ * and every string is UTF-8 (see below).  0, or -1 with a reason in
+ * err.
  */
 int ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_mbuf_t *out, char *err);
+
+/*
+ * s as valid UTF-8 into out, each ill-formed sequence (its maximal
+ * subpart, as Unicode's chapter 3 counts them) replaced by U+FFFD; out
+ * NULL: measures.  The length written.
+ */
+size_t ngx_http_malloc_otlp_utf8(const char *s, size_t len, char *out);
+
+/* the length of the valid UTF-8 that s starts with: len if all is */
+size_t ngx_http_malloc_otlp_utf8_valid(const char *s, size_t len);
 
 
 #endif /* _NGX_HTTP_MALLOC_OTLP_H_INCLUDED_ */

@@ -5,7 +5,8 @@
  * the field numbers of opentelemetry-proto's .proto files, by a reader
  * written here; the rules profcheck (open-telemetry/sig-profiling)
  * applies to the dictionary are checked on every request: zero entries,
- * nothing unreferenced, no string twice.
+ * nothing unreferenced, no string twice.  And UTF-8: every string made
+ * valid, each ill-formed sequence replaced by U+FFFD.
  */
 
 
@@ -97,13 +98,17 @@ static int encode(const char *text, size_t len, ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_mbuf_t *out, ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_named_t *np);
 static const char *resolve(void *data, uint64_t addr, int *map);
+static const char *resolve_bad(void *data, uint64_t addr, int *map);
 static size_t rename_grow(const char *sym, char *buf, size_t size);
+static int all_valid(request_t *rq);
 static int conforms(request_t *rq);
 static void mark(unsigned char *seen, size_t n, uint64_t i, int *bad,
     const char *what);
 static void test_request(void);
 static void test_no_accum(void);
 static void test_empty(void);
+static void test_utf8(void);
+static void test_utf8_request(void);
 static void test_shared_strings(void);
 
 
@@ -338,6 +343,25 @@ resolve(void *data, uint64_t addr, int *map)
     }
 }
 
+static const char *
+resolve_bad(void *data, uint64_t addr, int *map)
+{
+    (void) data;
+
+    *map = (addr >= 0x30) ? 0 : 1;
+
+    switch (addr) {
+    case 0x10:
+        return "ngx_\xff_hold";
+    case 0x20:
+        return "_ZN1t4growEv";
+    case 0x30:
+        return "ma\xc3";
+    default:
+        return "ngx_t_handler";
+    }
+}
+
 
 /* names that are the encoder's own strings too */
 
@@ -358,6 +382,101 @@ resolve_same(void *data, uint64_t addr, int *map)
     default:
         return "ngx_t_handler";
     }
+}
+
+
+/* UTF-8 decoded by code point, apart from the encoder's way of it */
+
+static int
+valid_utf8(const unsigned char *p, size_t len)
+{
+    size_t    i, n, k;
+    uint32_t  cp;
+
+    static const uint32_t  least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+
+    for (i = 0; i < len; i += n) {
+        if (p[i] < 0x80) {
+            n = 1;
+            continue;
+        }
+
+        if ((p[i] & 0xe0) == 0xc0) {
+            n = 2;
+            cp = p[i] & 0x1f;
+        } else if ((p[i] & 0xf0) == 0xe0) {
+            n = 3;
+            cp = p[i] & 0x0f;
+        } else if ((p[i] & 0xf8) == 0xf0) {
+            n = 4;
+            cp = p[i] & 0x07;
+        } else {
+            return 0;
+        }
+
+        if (i + n > len) {
+            return 0;
+        }
+
+        for (k = 1; k < n; k++) {
+            if ((p[i + k] & 0xc0) != 0x80) {
+                return 0;
+            }
+
+            cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+
+        if (cp < least[n] || cp > 0x10ffff
+            || (cp >= 0xd800 && cp <= 0xdfff))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/* every string of the request, in the table or out of it */
+
+static int
+all_valid(request_t *rq)
+{
+    size_t  i, bad;
+    msg_t   kv, any;
+
+    bad = 0;
+
+    for (i = 0; i < rq->nstrings; i++) {
+        if (!valid_utf8(rq->strings[i].p, rq->strings[i].len)) {
+            diag("string %zu is not UTF-8: %s", i, str(rq, i));
+            bad++;
+        }
+    }
+
+    for (i = 0; ; i++) {
+        kv = get_msg(rq->resource, 1, i);
+        if (kv.p == NULL) {
+            break;
+        }
+
+        any = get_msg(get_msg(kv, 2, 0), 1, 0);
+        kv = get_msg(kv, 1, 0);
+
+        bad += !valid_utf8(kv.p, kv.len) + !valid_utf8(any.p, any.len);
+    }
+
+    for (i = 1; i < rq->nattributes; i++) {
+        any = get_msg(get_msg(rq->attributes[i], 2, 0), 1, 0);
+        bad += !valid_utf8(any.p, any.len);
+    }
+
+    for (i = 1; i <= 2; i++) {
+        any = get_msg(rq->scope, i, 0);
+        bad += !valid_utf8(any.p, any.len);
+    }
+
+    return bad == 0;
 }
 
 
@@ -668,6 +787,7 @@ test_request(void)
        "link_table[0] is the empty Link, no ids of zero bytes");
     is_int(conforms(&rq), 0, "the dictionary as profcheck checks it: "
            "nothing unreferenced, no string twice");
+    ok(all_valid(&rq), "every string is UTF-8");
 
     for (i = 0; i < rq.nstrings; i++) {
         if (strncmp(str(&rq, i), "alloc_", 6) == 0) {
@@ -882,6 +1002,140 @@ test_empty(void)
 
 
 static void
+test_utf8(void)
+{
+    size_t  i, n, m;
+    char    out[64];
+
+    static const struct {
+        const char  *in;
+        const char  *want;
+        size_t       valid;
+    } cases[] = {
+        { "abc", "abc", 3 },
+        { "caf\xc3\xa9", "caf\xc3\xa9", 5 },
+        { "\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!", 5 },
+        { "\xef\xbf\xbd", "\xef\xbf\xbd", 3 },
+        { "a\xff" "b", "a\xef\xbf\xbd" "b", 1 },
+        /* an overlong "/": two bytes that cannot start or go on */
+        { "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd", 0 },
+        /* cut short at the end, and before another character */
+        { "x\xe2\x82", "x\xef\xbf\xbd", 1 },
+        { "\xe2\x82x", "\xef\xbf\xbdx", 0 },
+        { "\xf0\x9f\x98!", "\xef\xbf\xbd!", 0 },
+        /* a surrogate, and past U+10FFFF: each byte on its own */
+        { "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0 },
+        { "\xf4\x90\x80\x80",
+          "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0 },
+        { "\x80" "a", "\xef\xbf\xbd" "a", 0 },
+        { "", "", 0 }
+    };
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        n = ngx_http_malloc_otlp_utf8(cases[i].in, strlen(cases[i].in),
+                                      NULL);
+        memset(out, 0, sizeof(out));
+        m = ngx_http_malloc_otlp_utf8(cases[i].in, strlen(cases[i].in),
+                                      out);
+
+        ok(n == m && m == strlen(cases[i].want)
+           && memcmp(out, cases[i].want, m) == 0,
+           "UTF-8 case %zu: each ill-formed sequence is one U+FFFD "
+           "(measured %zu, wrote %zu)", i, n, m);
+        is_int((long) ngx_http_malloc_otlp_utf8_valid(cases[i].in,
+                                                      strlen(cases[i].in)),
+               (long) cases[i].valid,
+               "UTF-8 case %zu: the valid part it starts with", i);
+    }
+}
+
+
+static void
+test_utf8_request(void)
+{
+    size_t                        i, found;
+    msg_t                         kv, any;
+    request_t                     rq;
+    ngx_http_malloc_mbuf_t        out;
+    ngx_http_malloc_named_t       np;
+    ngx_http_malloc_arena_t      *arena;
+    ngx_http_malloc_otlp_t        ot;
+    ngx_http_malloc_otlp_attr_t   res[1], kind[1];
+    const char                   *path, *build;
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+
+    res[0].key = "host.name";
+    res[0].str = "we\xff" "b1";
+    kind[0].key = "nginx.malloc.source";
+    kind[0].str = "inter\xc0val";
+
+    ot.resource = res;
+    ot.nresource = 1;
+    ot.attrs = kind;
+    ot.nattrs = 1;
+    ot.scope_name = "ngx_http_malloc_module";
+    ot.scope_version = "0.1\xfe";
+
+    path = maps[1].path;
+    build = maps[0].build_id;
+    maps[1].path = "/usr/lib/nginx/modules/ngx_\xfe_module.so";
+    maps[0].build_id = "ab\x80";
+    resolver = resolve_bad;
+
+    i = encode(STR(DUMP), &ot, &out, arena, &np);
+
+    maps[1].path = path;
+    maps[0].build_id = build;
+    resolver = NULL;
+
+    if (!ok(i == 0, "names, a path, a build id and attributes that are "
+            "not UTF-8 encode"))
+    {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    ok(all_valid(&rq), "every string of the request is UTF-8");
+    is_int(conforms(&rq), 0, "as profcheck checks it");
+
+    found = 0;
+
+    for (i = 0; i < rq.nstrings; i++) {
+        found += is_msg(rq.strings[i], "ngx_\xef\xbf\xbd_hold")
+                 + is_msg(rq.strings[i], "ma\xef\xbf\xbd")
+                 + is_msg(rq.strings[i], "/usr/lib/nginx/modules/ngx_"
+                                         "\xef\xbf\xbd_module.so");
+    }
+
+    is_int(found, 3, "a symbol, a symbol cut short and a path, with "
+           "U+FFFD for their bad bytes");
+
+    kv = get_msg(rq.resource, 1, 0);
+    any = get_msg(get_msg(kv, 2, 0), 1, 0);
+    ok(is_msg(any, "we\xef\xbf\xbd" "b1"), "a resource attribute's value");
+    ok(is_msg(get_msg(rq.scope, 2, 0), "0.1\xef\xbf\xbd"),
+       "the scope's version");
+
+    found = 0;
+
+    for (i = 1; i < rq.nattributes; i++) {
+        any = get_msg(get_msg(rq.attributes[i], 2, 0), 1, 0);
+        found += is_msg(any, "inter\xef\xbf\xbdval")
+                 + is_msg(any, "ab\xef\xbf\xbd");
+    }
+
+    is_int(found, 2, "a profile's attribute and a build id");
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
+static void
 test_shared_strings(void)
 {
     size_t                    i;
@@ -922,6 +1176,8 @@ main(void)
     test_request();
     test_no_accum();
     test_empty();
+    test_utf8();
+    test_utf8_request();
     test_shared_strings();
 
     return done_testing();
