@@ -11,10 +11,11 @@
  * a profile.proto (a snapshot), which is gzipped here so that the reader
  * sees the fuzzer's bytes; whatever it accepts must write as JSON, with a
  * base when the byte is 3 mod 4.  Either way, what was named must also
- * encode as an OTLP request whose dictionary reads back as protobuf
- * with at most a function per name and a stack per stack, each after
- * its zero entry, a location per function, the empty link only, ""
- * first and every string valid UTF-8, by a check of its own.
+ * encode as an OTLP request, with a cap of three samples a profile,
+ * that reads back as protobuf: no profile over the cap, a stack per
+ * sample sent (what the cap leaves out folded into one), at most a
+ * function per name, a location per function, the empty link only, and
+ * every string valid UTF-8, by a check of its own.
  */
 
 
@@ -38,6 +39,8 @@ static void check(int cond, const char *what);
 static const char *resolve(void *data, uint64_t addr, int *map);
 static void snapshot(const uint8_t *data, size_t size, int base);
 static int utf8(const unsigned char *p, size_t len);
+static void profiles(const unsigned char *p, const unsigned char *end,
+    int depth, size_t cap);
 
 
 static void
@@ -139,7 +142,10 @@ snapshot(const uint8_t *data, size_t size, int base)
 }
 
 
-/* a length-delimited field's key and bytes; -1 when malformed */
+/*
+ * A field's key and, when it is length-delimited, its bytes; a varint's
+ * or fixed64's value in len.  -1 when malformed.
+ */
 
 static int
 field(const unsigned char **p, const unsigned char *end, uint64_t *key,
@@ -150,6 +156,15 @@ field(const unsigned char **p, const unsigned char *end, uint64_t *key,
 
     for (k = 0; k < 2; k++) {
         v[k] = 0;
+
+        if (k == 1 && (v[0] & 7) == 1) {
+            if (end - *p < 8) {
+                return -1;
+            }
+
+            *p += 8;
+            break;
+        }
 
         for (shift = 0; ; shift += 7) {
             if (*p == end || shift > 63) {
@@ -163,21 +178,26 @@ field(const unsigned char **p, const unsigned char *end, uint64_t *key,
             }
         }
 
-        /* the request and its dictionary hold only messages */
+        /* the encoder writes varints, fixed64s and bytes only */
 
-        if (k == 0 && (v[0] & 7) != 2) {
+        if (k == 0 && (v[0] & 7) != 0 && (v[0] & 7) != 1
+            && (v[0] & 7) != 2)
+        {
             return -1;
         }
-    }
-
-    if (v[1] > (uint64_t) (end - *p)) {
-        return -1;
     }
 
     *key = v[0];
     *msg = *p;
     *len = v[1];
-    *p += v[1];
+
+    if ((v[0] & 7) == 2) {
+        if (v[1] > (uint64_t) (end - *p)) {
+            return -1;
+        }
+
+        *p += v[1];
+    }
 
     return 0;
 }
@@ -236,20 +256,55 @@ utf8(const unsigned char *p, size_t len)
 }
 
 
+/* each Profile of the request (ResourceProfiles 1, ScopeProfiles 2) */
+
+static void
+profiles(const unsigned char *p, const unsigned char *end, int depth,
+    size_t cap)
+{
+    uint64_t              key, len;
+    size_t                samples;
+    const unsigned char  *msg;
+
+    samples = 0;
+
+    while (p < end) {
+        check(field(&p, end, &key, &msg, &len) == 0, "the request reads");
+
+        if ((key & 7) != 2) {
+            continue;
+        }
+
+        if (depth < 3 && key >> 3 == (depth == 0 ? 1u : 2u)) {
+            profiles(msg, msg + len, depth + 1, cap);
+
+        } else if (depth == 3 && key >> 3 == 2) {
+            samples++;
+        }
+    }
+
+    check(depth != 3 || samples <= cap, "no more samples than the cap");
+}
+
+
 static void
 otlp(ngx_http_malloc_named_t *np)
 {
-    size_t                       nstrings;
-    uint64_t                     key, len, n[8];
-    const unsigned char         *p, *end, *msg, *dict;
-    ngx_http_malloc_mbuf_t       out;
-    ngx_http_malloc_otlp_t       ot;
-    ngx_http_malloc_otlp_attr_t  a = { "nginx.malloc.source", "fuzz", 0 };
-    char                         err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
+    size_t                         cap, sent, nstrings;
+    uint64_t                       key, len, n[8];
+    const unsigned char           *p, *end, *msg, *dict;
+    ngx_http_malloc_mbuf_t         out;
+    ngx_http_malloc_otlp_t         ot;
+    ngx_http_malloc_otlp_result_t  result;
+    ngx_http_malloc_otlp_attr_t    a = { "nginx.malloc.source", "fuzz", 0 };
+    char                           err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
 
     memset(&ot, 0, sizeof(ot));
     memset(&out, 0, sizeof(out));
     memset(n, 0, sizeof(n));
+
+    /* a cap that few stacks pass, so that folding is tried too */
+    cap = 3;
 
     ot.np = np;
     ot.arena = np->arena;
@@ -257,9 +312,13 @@ otlp(ngx_http_malloc_named_t *np)
     ot.nresource = 1;
     ot.attrs = &a;
     ot.nattrs = 1;
+    ot.max_samples = cap;
+    ot.result = &result;
 
     check(ngx_http_malloc_otlp_encode(&ot, &out, err) == 0,
           "what was named encodes as OTLP");
+
+    profiles(out.data, out.data + out.len, 0, cap);
 
     p = out.data;
     end = out.data + out.len;
@@ -267,10 +326,12 @@ otlp(ngx_http_malloc_named_t *np)
     len = 0;
 
     while (p < end) {
-        check(field(&p, end, &key, &msg, &len) == 0, "the request reads");
+        check(field(&p, end, &key, &msg, &len) == 0
+              && (key & 7) == 2, "the request reads");
 
         if (key >> 3 == 2) {
             dict = msg;
+            break;
         }
     }
 
@@ -281,7 +342,8 @@ otlp(ngx_http_malloc_named_t *np)
     nstrings = 0;
 
     while (p < end) {
-        check(field(&p, end, &key, &msg, &len) == 0, "the dictionary reads");
+        check(field(&p, end, &key, &msg, &len) == 0 && (key & 7) == 2,
+              "the dictionary reads");
         check(key >> 3 >= 1 && key >> 3 <= 7, "only its tables");
         n[key >> 3]++;
 
@@ -291,11 +353,15 @@ otlp(ngx_http_malloc_named_t *np)
         }
     }
 
-    /* only those that a stack with a value reaches */
-    check(n[3] <= np->nnames + 1, "a function per name at most, after the "
-          "zero");
-    check(n[7] <= np->nstacks + 1, "a stack per stack at most, after the "
-          "zero");
+    sent = (result.stacks > cap) ? cap : result.stacks;
+
+    check(result.stacks <= np->nstacks, "no more stacks than named");
+    check(result.folded == (result.stacks > cap ? result.stacks - cap + 1
+                                                : 0),
+          "what the cap leaves out is folded into one");
+    check(n[7] == sent + 1, "a stack per sample sent, after the zero");
+    check(n[3] <= np->nnames + 2, "a function per name at most, and the "
+          "folded one, after the zero");
     check(n[2] == n[3], "a location per function");
     check(n[4] == 1, "the empty link only");
 

@@ -2,12 +2,13 @@
 /*
  * ExportProfilesServiceRequest by hand, as profile.proto is: each message
  * is written into its own buffer and appended, with its length, to the
- * one that holds it.  Only what the stacks with a value reach is
- * numbered: a function and its location per name, a mapping per path
- * and build id, a string per distinct text, each table after the zero
- * entry the specification asks for.  So no entry of the dictionary is
- * left that nothing refers to, and no string is there twice
- * (sig-profiling's profcheck checks both).
+ * one that holds it.  First the stacks to send are chosen: every stack
+ * with a value, or, past max_samples, the biggest and one stack for the
+ * rest.  Then only what those stacks reach is numbered: a function and
+ * its location per name, a mapping per path and build id, a string per
+ * distinct text, each table after the zero entry the specification asks
+ * for.  So no entry of the dictionary is left that nothing refers to,
+ * and no string is there twice (sig-profiling's profcheck checks both).
  * Every string is made valid UTF-8 first, as protobuf requires of a
  * string field: receivers that parse with libprotobuf or Go refuse the
  * whole request otherwise.
@@ -18,6 +19,7 @@
 
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ngx_http_malloc_otlp.h"
@@ -73,6 +75,13 @@ typedef struct {
 } ngx_http_malloc_otlp_pool_t;
 
 
+/* a stack as the cap ranks it */
+typedef struct {
+    int64_t                          v[NGX_HTTP_MALLOC_OT_TYPES];
+    size_t                           stack;
+} ngx_http_malloc_otlp_rank_t;
+
+
 typedef struct {
     const ngx_http_malloc_otlp_t    *ot;
     const ngx_http_malloc_named_t   *np;
@@ -82,7 +91,9 @@ typedef struct {
     ngx_http_malloc_otlp_pool_t      mappings;  /* path and build id */
     uint32_t                        *stack_of;  /* each stack's index in
                                                    the table, 0: not sent */
-    size_t                           nsent;     /* stacks sent */
+    size_t                           nsent;     /* stacks sent as such */
+    size_t                           nfolded;   /* stacks in the last one */
+    int64_t                          folded[NGX_HTTP_MALLOC_OT_TYPES];
     uint32_t                        *func_of;   /* each name's function
                                                    and location, 0: none */
     uint32_t                        *name_at;   /* function i + 1's name */
@@ -93,6 +104,7 @@ typedef struct {
     uint32_t                         space_s;
     uint32_t                         attr_s[NGX_HTTP_MALLOC_OT_ATTRS];
     uint32_t                         build_s;   /* the build id's key */
+    uint32_t                         folded_s;  /* the folded stack's name */
     unsigned char                   *scratch;   /* one stack's message */
     int                              failed;
 } ngx_http_malloc_otlp_ctx_t;
@@ -111,6 +123,7 @@ static uint32_t ngx_http_malloc_otlp_intern(ngx_http_malloc_otlp_ctx_t *ctx,
     const char *s);
 static int ngx_http_malloc_otlp_start(ngx_http_malloc_otlp_ctx_t *ctx);
 static int ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx);
+static int ngx_http_malloc_otlp_rank(const void *one, const void *two);
 static void ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx);
 static void ngx_http_malloc_otlp_file(ngx_http_malloc_otlp_ctx_t *ctx,
     int32_t f);
@@ -176,6 +189,12 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
         return -1;
     }
 
+    if (ot->max_samples == 1) {
+        ngx_http_malloc_otlp_error(err, "a cap of one sample leaves no "
+                                   "room for the folded stack");
+        return -1;
+    }
+
     if (ngx_http_malloc_otlp_start(&ctx) != 0
         || ngx_http_malloc_otlp_select(&ctx) != 0)
     {
@@ -184,6 +203,10 @@ ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     }
 
     ngx_http_malloc_otlp_number(&ctx);
+
+    if (ot->result != NULL) {
+        ot->result->folded = ctx.nfolded;
+    }
 
     memset(&rp, 0, sizeof(ngx_http_malloc_mbuf_t));
     memset(&sp, 0, sizeof(ngx_http_malloc_mbuf_t));
@@ -501,14 +524,19 @@ ngx_http_malloc_otlp_start(ngx_http_malloc_otlp_ctx_t *ctx)
 }
 
 
-/* the stacks sent, those with a value, numbered in their order */
+/*
+ * The stacks sent: those with a value; past the cap, the biggest (by
+ * bytes, then objects, then the order of the profile) and, for all the
+ * others, one folded stack that holds their sum
+ */
 
 static int
 ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx)
 {
-    size_t                           s, n;
+    size_t                           s, n, i, t, keep;
     const ngx_http_malloc_nstack_t  *st;
     const ngx_http_malloc_named_t   *np;
+    ngx_http_malloc_otlp_rank_t     *rank;
 
     np = ctx->np;
 
@@ -518,10 +546,57 @@ ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx)
         return -1;
     }
 
-    for (s = 0, n = 0; s < np->nstacks; s++) {
+    n = 0;
+
+    for (s = 0; s < np->nstacks; s++) {
         st = &np->stacks[s];
 
         if (st->v[0] != 0 || st->v[1] != 0) {
+            ctx->stack_of[s] = 1;
+            n++;
+        }
+    }
+
+    if (ctx->ot->result != NULL) {
+        ctx->ot->result->stacks = n;
+    }
+
+    if (ctx->ot->max_samples != 0 && n > ctx->ot->max_samples) {
+        rank = ngx_http_malloc_arena_alloc(ctx->arena,
+                                   n * sizeof(ngx_http_malloc_otlp_rank_t));
+        if (rank == NULL) {
+            return -1;
+        }
+
+        for (s = 0, i = 0; s < np->nstacks; s++) {
+            if (ctx->stack_of[s] != 0) {
+                rank[i].v[0] = np->stacks[s].v[0];
+                rank[i].v[1] = np->stacks[s].v[1];
+                rank[i++].stack = s;
+            }
+        }
+
+        qsort(rank, n, sizeof(ngx_http_malloc_otlp_rank_t),
+              ngx_http_malloc_otlp_rank);
+
+        keep = ctx->ot->max_samples - 1;
+
+        for (i = keep; i < n; i++) {
+            ctx->stack_of[rank[i].stack] = 0;
+
+            /* as the pprof form sums them: modulo 2^64, never trapping */
+
+            for (t = 0; t < NGX_HTTP_MALLOC_OT_TYPES; t++) {
+                ctx->folded[t] = (int64_t) ((uint64_t) ctx->folded[t]
+                                            + (uint64_t) rank[i].v[t]);
+            }
+        }
+
+        ctx->nfolded = n - keep;
+    }
+
+    for (s = 0, n = 0; s < np->nstacks; s++) {
+        if (ctx->stack_of[s] != 0) {
             ctx->stack_of[s] = (uint32_t) ++n;
         }
     }
@@ -532,6 +607,24 @@ ngx_http_malloc_otlp_select(ngx_http_malloc_otlp_ctx_t *ctx)
 }
 
 
+static int
+ngx_http_malloc_otlp_rank(const void *one, const void *two)
+{
+    const ngx_http_malloc_otlp_rank_t  *a = one;
+    const ngx_http_malloc_otlp_rank_t  *b = two;
+
+    size_t  t;
+
+    for (t = 0; t < NGX_HTTP_MALLOC_OT_TYPES; t++) {
+        if (a->v[t] != b->v[t]) {
+            return (a->v[t] > b->v[t]) ? -1 : 1;
+        }
+    }
+
+    return (a->stack < b->stack) ? -1 : (a->stack > b->stack);
+}
+
+
 /* a function per name that a stack sent reaches, a mapping per file */
 
 static void
@@ -539,6 +632,7 @@ ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx)
 {
     size_t                           s, k;
     uint32_t                         id;
+    char                            *name;
     const ngx_http_malloc_nstack_t  *st;
     const ngx_http_malloc_named_t   *np;
 
@@ -567,6 +661,19 @@ ngx_http_malloc_otlp_number(ngx_http_malloc_otlp_ctx_t *ctx)
             ngx_http_malloc_otlp_file(ctx, np->name_files[id]);
         }
     }
+
+    if (ctx->nfolded == 0) {
+        return;
+    }
+
+    name = ngx_http_malloc_arena_alloc(ctx->arena, 64);
+    if (name == NULL) {
+        ctx->failed = 1;
+        return;
+    }
+
+    snprintf(name, 64, "(%zu smaller stacks folded)", ctx->nfolded);
+    ctx->folded_s = ngx_http_malloc_otlp_intern(ctx, name);
 }
 
 
@@ -719,6 +826,10 @@ ngx_http_malloc_otlp_profile(ngx_http_malloc_otlp_ctx_t *ctx, unsigned type,
             ngx_http_malloc_otlp_sample(out, ctx->stack_of[s],
                                         np->stacks[s].v[type]);
         }
+    }
+
+    if (ctx->nfolded != 0) {
+        ngx_http_malloc_otlp_sample(out, ctx->nsent + 1, ctx->folded[type]);
     }
 
     /* time_unix_nano 3 is a fixed64 */
@@ -887,7 +998,7 @@ ngx_http_malloc_otlp_attributes(ngx_http_malloc_otlp_ctx_t *ctx,
 
 /*
  * Location: mapping_index 1, lines 3 (Line: function_index 1).  Location
- * i is function i.
+ * i is function i, and the folded stack's comes last.
  */
 
 static void
@@ -911,6 +1022,10 @@ ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
                                       i + 1);
     }
 
+    if (ctx->nfolded != 0) {
+        ngx_http_malloc_otlp_location(d, 0, ctx->nfuncs + 1);
+    }
+
     ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_FUNCTION, "", 0);
 
     for (i = 0; i < ctx->nfuncs; i++) {
@@ -922,6 +1037,10 @@ ngx_http_malloc_otlp_names(ngx_http_malloc_otlp_ctx_t *ctx,
                                       ? ngx_http_malloc_otlp_intern(ctx,
                                                               np->raws[id])
                                       : name_s);
+    }
+
+    if (ctx->nfolded != 0) {
+        ngx_http_malloc_otlp_function(d, ctx->folded_s, ctx->folded_s);
     }
 }
 
@@ -1018,6 +1137,17 @@ ngx_http_malloc_otlp_stacks(ngx_http_malloc_otlp_ctx_t *ctx,
                 }
             }
         }
+
+        ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_STACK,
+                                         ctx->scratch, p - ctx->scratch);
+    }
+
+    if (ctx->nfolded != 0) {
+        loc = (uint32_t) ctx->nfuncs + 1;
+
+        p = ngx_http_malloc_protobuf_head(ctx->scratch, 1,
+                                    ngx_http_malloc_protobuf_varint_len(loc));
+        p = ngx_http_malloc_protobuf_varint(p, loc);
 
         ngx_http_malloc_protobuf_message(d, NGX_HTTP_MALLOC_OT_STACK,
                                          ctx->scratch, p - ctx->scratch);

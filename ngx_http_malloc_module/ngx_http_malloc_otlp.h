@@ -32,6 +32,14 @@ typedef struct {
 } ngx_http_malloc_otlp_attr_t;
 
 
+/* what the encoder made of the profile's stacks */
+typedef struct {
+    size_t                      stacks;     /* with a value sent */
+    size_t                      folded;     /* of them, folded into one
+                                               stack; 0: none */
+} ngx_http_malloc_otlp_result_t;
+
+
 typedef struct {
     const ngx_http_malloc_named_t      *np;
     const ngx_http_malloc_otlp_attr_t  *resource;
@@ -42,10 +50,14 @@ typedef struct {
     size_t                              nattrs;
     int64_t                             time_nanos;
     int64_t                             duration_nanos;
+    size_t                              max_samples;    /* of a profile,
+                                                           0: no limit,
+                                                           else 2 or more */
     const unsigned char                *original;   /* the same profile as
                                                        pprof, NULL: none */
     size_t                              original_len;
     ngx_http_malloc_arena_t            *arena;
+    ngx_http_malloc_otlp_result_t      *result;     /* NULL: not wanted */
 } ngx_http_malloc_otlp_t;
 
 
@@ -57,10 +69,12 @@ typedef struct {
  * go with the first Profile only.  alloc_* are not sent: they count
  * from when sampling started in each worker, which a profile of one
  * moment cannot say.  Functions carry the readable name and the symbol
- * (system_name); a stack's first location is its leaf.
- * Every table holds only what something refers to, each string once,
- * and every string is UTF-8 (see below).  0, or -1 with a reason in
- * err.
+ * (system_name); a stack's first location is its leaf.  With more
+ * stacks than max_samples, those that hold the fewest bytes go as one
+ * stack of one function, "(N smaller stacks folded)", so the totals
+ * stay.  Every table holds only what something refers to, each string
+ * once, and every string is UTF-8 (see below).  0, or -1 with a reason
+ * in err.
  */
 int ngx_http_malloc_otlp_encode(const ngx_http_malloc_otlp_t *ot,
     ngx_http_malloc_mbuf_t *out, char *err);

@@ -104,11 +104,14 @@ static int all_valid(request_t *rq);
 static int conforms(request_t *rq);
 static void mark(unsigned char *seen, size_t n, uint64_t i, int *bad,
     const char *what);
+static int64_t sum_samples(msg_t prof, request_t *rq, const char *leaf,
+    size_t *nsamples);
 static void test_request(void);
 static void test_no_accum(void);
 static void test_empty(void);
 static void test_utf8(void);
 static void test_utf8_request(void);
+static void test_cap(void);
 static void test_shared_strings(void);
 
 
@@ -663,6 +666,53 @@ conforms(request_t *rq)
 }
 
 
+/* the values of a profile's samples, of those whose leaf is "leaf" */
+
+static int64_t
+sum_samples(msg_t prof, request_t *rq, const char *leaf, size_t *nsamples)
+{
+    size_t    i, s;
+    int64_t   sum;
+    uint64_t  v, locs[MAX];
+    msg_t     sample, fn;
+
+    sum = 0;
+    *nsamples = 0;
+
+    for (i = 0; ; i++) {
+        sample = get_msg(prof, 2, i);
+        if (sample.p == NULL) {
+            break;
+        }
+
+        s = get_uint(sample, 1);
+
+        if (s >= rq->nstacks || packed(sample, 4, &v, 1) != 1) {
+            continue;
+        }
+
+        if (leaf != NULL) {
+            if (packed(rq->stacks[s], 1, locs, MAX) == 0
+                || locs[0] >= rq->nlocations)
+            {
+                continue;
+            }
+
+            fn = rq->functions[get_uint(get_msg(rq->locations[locs[0]], 3,
+                                                0), 1)];
+
+            if (strcmp(str(rq, get_uint(fn, 1)), leaf) != 0) {
+                continue;
+            }
+        }
+
+        sum += (int64_t) v;
+        (*nsamples)++;
+    }
+
+    return sum;
+}
+
 
 
 static size_t
@@ -1135,6 +1185,112 @@ test_utf8_request(void)
 }
 
 
+/* three stacks that each hold a different amount */
+#define DUMP3                                                                 \
+    "heap_v2/524288\n"                                                        \
+    "  t*: 7: 7168 [0: 0]\n"                                                  \
+    "@ 0x10 0x20\n"                                                           \
+    "  t*: 1: 4096 [0: 0]\n"                                                  \
+    "@ 0x10 0x30\n"                                                           \
+    "  t*: 2: 2048 [0: 0]\n"                                                  \
+    "@ 0x10 0x40\n"                                                           \
+    "  t*: 4: 1024 [0: 0]\n"
+
+
+static void
+test_cap(void)
+{
+    int                            rc;
+    size_t                         s, t, n, nf, biggest;
+    int64_t                        total[2], top;
+    request_t                      rq;
+    ngx_http_malloc_mbuf_t         out;
+    ngx_http_malloc_named_t        np;
+    ngx_http_malloc_arena_t       *arena;
+    ngx_http_malloc_otlp_t         ot;
+    ngx_http_malloc_otlp_result_t  result;
+    char                           err[NGX_HTTP_MALLOC_OTLP_ERR_LEN];
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    memset(&ot, 0, sizeof(ot));
+    memset(&result, 0, sizeof(result));
+
+    ot.max_samples = 2;
+    ot.result = &result;
+
+    if (!ok(encode(STR(DUMP3), &ot, &out, arena, &np) == 0,
+            "three stacks encoded with a cap of two samples"))
+    {
+        return;
+    }
+
+    read_request(out.data, out.len, &rq);
+
+    is_int((long) result.stacks, 3, "the result: three stacks");
+    is_int((long) result.folded, 2, "the result: two folded");
+    is_int(conforms(&rq), 0, "as profcheck checks it");
+
+    biggest = 0;
+    total[0] = total[1] = 0;
+
+    for (s = 0; s < np.nstacks; s++) {
+        total[0] += np.stacks[s].v[0];
+        total[1] += np.stacks[s].v[1];
+
+        if (np.stacks[s].v[0] > np.stacks[biggest].v[0]) {
+            biggest = s;
+        }
+    }
+
+    for (t = 0; t < 2 && t < rq.nprofiles; t++) {
+        is_int((long) sum_samples(rq.profiles[t], &rq, NULL, &n),
+               (long) total[t], "profile %zu: the totals stay", t);
+        is_int((long) n, 2, "profile %zu: two samples", t);
+        (void) sum_samples(rq.profiles[t], &rq,
+                           "(2 smaller stacks folded)", &nf);
+        is_int((long) nf, 1, "profile %zu: one of them the folded stack", t);
+    }
+
+    /* all three leaves are ngx_t_hold: the one sent is the biggest */
+
+    top = sum_samples(rq.profiles[0], &rq, "ngx_t_hold", &n);
+    ok(n == 1 && top == np.stacks[biggest].v[0],
+       "the stack kept holds the most bytes (%lld)", (long long) top);
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+
+    /* a cap that the stacks fit: nothing folded */
+
+    arena = ngx_http_malloc_arena_create();
+    memset(&out, 0, sizeof(out));
+    ot.max_samples = 3;
+
+    if (ok(encode(STR(DUMP3), &ot, &out, arena, &np) == 0,
+           "three stacks with a cap of three"))
+    {
+        read_request(out.data, out.len, &rq);
+        is_int((long) result.folded, 0, "nothing folded");
+        (void) sum_samples(rq.profiles[0], &rq, NULL, &n);
+        is_int((long) n, 3, "three samples");
+    }
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    /* one sample would leave no room for the folded stack */
+
+    memset(&out, 0, sizeof(out));
+    ot.max_samples = 1;
+    rc = ngx_http_malloc_otlp_encode(&ot, &out, err);
+    ok(rc == -1 && strstr(err, "folded") != NULL, "a cap of one is refused: "
+       "%s", err);
+
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
 static void
 test_shared_strings(void)
 {
@@ -1178,6 +1334,7 @@ main(void)
     test_empty();
     test_utf8();
     test_utf8_request();
+    test_cap();
     test_shared_strings();
 
     return done_testing();
