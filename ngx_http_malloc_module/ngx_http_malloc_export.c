@@ -16,9 +16,9 @@
  *
  * Owns: this process's queue of requests and its connection.  Calls:
  * board (the counts), wait (the collection), reply (times in JSON),
- * threads, and the pure core (pipeline, path, symbol, arena).  Reached
- * by module (the directive, init), schedule (snapshots written) and
- * commands (GET /).
+ * threads, and the pure core (pipeline, path, symbol, arena, otlp's
+ * UTF-8 check).  Reached by module (the directive, init), schedule
+ * (snapshots written) and commands (GET /).
  */
 
 
@@ -114,6 +114,10 @@ typedef struct {
 
 static char *ngx_http_malloc_export_url(ngx_conf_t *cf,
     ngx_http_malloc_export_conf_t *ec, ngx_str_t *url);
+static const char *ngx_http_malloc_export_url_bad(ngx_str_t *url,
+    size_t skip);
+static ngx_str_t *ngx_http_malloc_export_quoted(ngx_conf_t *cf,
+    ngx_str_t *v);
 static ngx_int_t ngx_http_malloc_export_names(ngx_conf_t *cf,
     ngx_http_malloc_export_conf_t *ec, ngx_url_t *u, ngx_str_t *url,
     size_t skip);
@@ -121,6 +125,10 @@ static char *ngx_http_malloc_export_param(ngx_conf_t *cf,
     ngx_http_malloc_export_conf_t *ec, ngx_str_t *v);
 static char *ngx_http_malloc_export_pair(ngx_conf_t *cf, ngx_array_t *a,
     ngx_str_t *v, size_t skip, u_char sep);
+static char *ngx_http_malloc_export_header(ngx_conf_t *cf,
+    ngx_http_malloc_export_conf_t *ec, ngx_str_t *v);
+static char *ngx_http_malloc_export_attribute(ngx_conf_t *cf,
+    ngx_http_malloc_export_conf_t *ec, ngx_str_t *v);
 static char *ngx_http_malloc_export_invalid(ngx_conf_t *cf, ngx_str_t *v);
 static ngx_int_t ngx_http_malloc_export_sources(
     ngx_http_malloc_export_conf_t *ec, ngx_str_t *list);
@@ -225,8 +233,9 @@ static char *
 ngx_http_malloc_export_url(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec,
     ngx_str_t *url)
 {
-    size_t      skip;
-    ngx_url_t   u;
+    size_t       skip;
+    ngx_url_t    u;
+    const char  *reason;
 
     ngx_memzero(&u, sizeof(ngx_url_t));
 
@@ -257,6 +266,14 @@ ngx_http_malloc_export_url(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec,
         return NGX_CONF_ERROR;
     }
 
+    reason = ngx_http_malloc_export_url_bad(url, skip);
+
+    if (reason != NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "invalid URL \"%V\": %s",
+                           ngx_http_malloc_export_quoted(cf, url), reason);
+        return NGX_CONF_ERROR;
+    }
+
     u.url.data = url->data + skip;
     u.url.len = url->len - skip;
     u.uri_part = 1;
@@ -281,6 +298,104 @@ ngx_http_malloc_export_url(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec,
 #endif
 
     return NGX_CONF_OK;
+}
+
+
+/*
+ * What in a URL would not go into the request as it is: bytes that end
+ * or split the request line, a query that the signal's path would be
+ * appended to, a UNIX-domain socket (ngx_parse_url's "unix:"), which has
+ * no host for the Host header, and credentials.  NULL: none.
+ */
+
+static const char *
+ngx_http_malloc_export_url_bad(ngx_str_t *url, size_t skip)
+{
+    u_char  *p, *last, *slash;
+
+    last = url->data + url->len;
+
+    for (p = url->data; p < last; p++) {
+        if (*p <= ' ' || *p == 0x7f) {
+            return "it has a space or a control character, which would go "
+                   "into the request line";
+        }
+
+        if (*p == '?' || *p == '#') {
+            return "a query or a fragment cannot be part of the base URL: "
+                   "nginx appends /v1development/profiles to its path; "
+                   "send a token with header=";
+        }
+    }
+
+    p = url->data + skip;
+
+    if (last - p >= 5 && ngx_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
+        return "a UNIX-domain socket is not supported: the collector is "
+               "reached at a host and a port";
+    }
+
+    slash = ngx_strlchr(p, last, '/');
+
+    if (ngx_strlchr(p, slash ? slash : last, '@') != NULL) {
+        return "credentials cannot be part of the URL: send them with "
+               "header=Authorization:...";
+    }
+
+    return NULL;
+}
+
+
+/* v as an [emerg] quotes it: control characters escaped, as \r or \x01 */
+
+static ngx_str_t *
+ngx_http_malloc_export_quoted(ngx_conf_t *cf, ngx_str_t *v)
+{
+    u_char     *p, *q, *last;
+    ngx_str_t  *s;
+
+    static const u_char  hex[] = "0123456789abcdef";
+
+    s = ngx_palloc(cf->pool, sizeof(ngx_str_t));
+    if (s == NULL) {
+        return v;
+    }
+
+    s->data = ngx_pnalloc(cf->pool, 4 * v->len + 1);
+    if (s->data == NULL) {
+        return v;
+    }
+
+    last = v->data + v->len;
+
+    for (p = v->data, q = s->data; p < last; p++) {
+        if (*p >= ' ' && *p != 0x7f) {
+            *q++ = *p;
+            continue;
+        }
+
+        *q++ = '\\';
+
+        switch (*p) {
+        case CR:
+            *q++ = 'r';
+            break;
+        case LF:
+            *q++ = 'n';
+            break;
+        case '\t':
+            *q++ = 't';
+            break;
+        default:
+            *q++ = 'x';
+            *q++ = hex[*p >> 4];
+            *q++ = hex[*p & 0xf];
+        }
+    }
+
+    s->len = q - s->data;
+
+    return s;
 }
 
 
@@ -377,18 +492,27 @@ ngx_http_malloc_export_param(ngx_conf_t *cf, ngx_http_malloc_export_conf_t *ec,
     }
 
     if (ngx_strncmp(v->data, "header=", 7) == 0) {
-        return ngx_http_malloc_export_pair(cf, &ec->headers, v, 7, ':');
+        return ngx_http_malloc_export_header(cf, ec, v);
     }
 
     if (ngx_strncmp(v->data, "attribute=", 10) == 0) {
-        return ngx_http_malloc_export_pair(cf, &ec->attributes, v, 10, '=');
+        return ngx_http_malloc_export_attribute(cf, ec, v);
     }
 
     if (ngx_strncmp(v->data, "sources=", 8) == 0) {
         s.data = v->data + 8;
         s.len = v->len - 8;
 
-        if (ngx_http_malloc_export_sources(ec, &s) != NGX_OK) {
+        n = ngx_http_malloc_export_sources(ec, &s);
+
+        if (n == NGX_DECLINED) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": an empty item "
+                               "in the list", v);
+            return NGX_CONF_ERROR;
+        }
+
+        if (n != NGX_OK) {
             goto invalid;
         }
 
@@ -463,6 +587,151 @@ ngx_http_malloc_export_pair(ngx_conf_t *cf, ngx_array_t *a, ngx_str_t *v,
 }
 
 
+/*
+ * header=name:value: a name that is a token and not one of the headers
+ * nginx writes itself (a second Host or Content-Length would be read
+ * after, or instead of, nginx's), a value without control characters
+ */
+
+static char *
+ngx_http_malloc_export_header(ngx_conf_t *cf,
+    ngx_http_malloc_export_conf_t *ec, ngx_str_t *v)
+{
+    u_char        *p, *last;
+    char          *rv;
+    ngx_uint_t     i;
+    ngx_keyval_t  *h;
+
+    static const char  *own[] = { "Transfer-Encoding", "Host",
+                                  "Content-Length", "Content-Type",
+                                  "Content-Encoding", "Connection",
+                                  "User-Agent" };
+
+    /* RFC 9110's tchar */
+    static const char   tchar[] = "!#$%&'*+-.^_`|~";
+
+    rv = ngx_http_malloc_export_pair(cf, &ec->headers, v, 7, ':');
+    if (rv != NGX_CONF_OK) {
+        return rv;
+    }
+
+    h = (ngx_keyval_t *) ec->headers.elts + ec->headers.nelts - 1;
+    last = h->key.data + h->key.len;
+
+    for (p = h->key.data; p < last; p++) {
+        if (!(*p >= '0' && *p <= '9') && !((*p | 0x20) >= 'a'
+                                           && (*p | 0x20) <= 'z')
+            && ngx_strlchr((u_char *) tchar, (u_char *) tchar
+                                             + sizeof(tchar) - 1, *p)
+               == NULL)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": the header name "
+                               "\"%V\" has a character that a header name "
+                               "cannot have (a space, a quote, a "
+                               "bracket...)",
+                               ngx_http_malloc_export_quoted(cf, v),
+                               ngx_http_malloc_export_quoted(cf, &h->key));
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        if (h->key.len == ngx_strlen(own[i])
+            && ngx_strncasecmp(h->key.data, (u_char *) own[i], h->key.len)
+               == 0)
+        {
+            if (i == 0) {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "invalid parameter \"%V\": nginx sends "
+                                   "the body with a Content-Length, never "
+                                   "with a Transfer-Encoding", v);
+
+            } else {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "invalid parameter \"%V\": nginx "
+                                   "writes the %s header itself", v,
+                                   own[i]);
+            }
+
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    last = h->value.data + h->value.len;
+
+    for (p = h->value.data; p < last; p++) {
+        if ((*p < ' ' && *p != '\t') || *p == 0x7f) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": a control "
+                               "character in the header's value",
+                               ngx_http_malloc_export_quoted(cf, v));
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/*
+ * attribute=key=value: a key of UTF-8, given once, and none of the keys
+ * the module sets on every push (nginx.malloc.*): Pyroscope keeps the
+ * first of two keys and drops the other
+ */
+
+static char *
+ngx_http_malloc_export_attribute(ngx_conf_t *cf,
+    ngx_http_malloc_export_conf_t *ec, ngx_str_t *v)
+{
+    char          *rv;
+    ngx_uint_t     i;
+    ngx_keyval_t  *kv, *a;
+
+    rv = ngx_http_malloc_export_pair(cf, &ec->attributes, v, 10, '=');
+    if (rv != NGX_CONF_OK) {
+        return rv;
+    }
+
+    a = ec->attributes.elts;
+    kv = &a[ec->attributes.nelts - 1];
+
+    if (ngx_http_malloc_otlp_utf8_valid((char *) kv->key.data, kv->key.len)
+        != kv->key.len)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid parameter \"%V\": the key is not "
+                           "UTF-8", ngx_http_malloc_export_quoted(cf, v));
+        return NGX_CONF_ERROR;
+    }
+
+    if (kv->key.len >= sizeof("nginx.malloc.") - 1
+        && ngx_strncmp(kv->key.data, "nginx.malloc.",
+                       sizeof("nginx.malloc.") - 1) == 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid parameter \"%V\": keys that start "
+                           "with \"nginx.malloc.\" are the module's own: "
+                           "it sets nginx.malloc.source and "
+                           "nginx.malloc.snapshot on every push", v);
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 0; i + 1 < ec->attributes.nelts; i++) {
+        if (a[i].key.len == kv->key.len
+            && ngx_strncmp(a[i].key.data, kv->key.data, kv->key.len) == 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": the attribute "
+                               "\"%V\" is given twice", v, &kv->key);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
 static char *
 ngx_http_malloc_export_invalid(ngx_conf_t *cf, ngx_str_t *v)
 {
@@ -471,13 +740,17 @@ ngx_http_malloc_export_invalid(ngx_conf_t *cf, ngx_str_t *v)
                        "(1s to 30d), timeout=time (100ms to 10m), "
                        "header=name:value, attribute=key=value, "
                        "sources=interval,watch,schedule,reload, ca=file "
-                       "or payload=pprof", v);
+                       "or payload=pprof",
+                       ngx_http_malloc_export_quoted(cf, v));
 
     return NGX_CONF_ERROR;
 }
 
 
-/* "interval,watch,schedule,reload", any of them, at least one */
+/*
+ * "interval,watch,schedule,reload", any of them, at least one;
+ * NGX_DECLINED: an empty item
+ */
 
 static ngx_int_t
 ngx_http_malloc_export_sources(ngx_http_malloc_export_conf_t *ec,
@@ -495,9 +768,13 @@ ngx_http_malloc_export_sources(ngx_http_malloc_export_conf_t *ec,
     p = list->data;
     last = list->data + list->len;
 
-    while (p < last) {
+    while (p <= last) {
         comma = ngx_strlchr(p, last, ',');
         len = (comma ? comma : last) - p;
+
+        if (len == 0) {
+            return NGX_DECLINED;
+        }
 
         for (i = 0; i < 4; i++) {
             if (len == ngx_strlen(names[i])
