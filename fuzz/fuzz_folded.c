@@ -10,15 +10,17 @@
  * value row per stack, and only name indexes in range.  Odd: the rest is
  * a profile.proto (a snapshot), which is gzipped here so that the reader
  * sees the fuzzer's bytes; whatever it accepts must write as JSON, with a
- * base when the byte is 3 mod 4.  Either way, what was named must also
- * encode as an OTLP request, with a cap of three samples a profile,
- * that reads back as protobuf: no profile over the cap, a stack per
- * sample sent (what the cap leaves out folded into one), at most a
- * function per name, a location per function, the empty link only, and
- * every string valid UTF-8, by a check of its own.
+ * base when the byte is 3 mod 4: itself, against which nothing is judged
+ * to have changed, and every margin and limit is a number.  Either way,
+ * what was named must also encode as an OTLP request, with a cap of
+ * three samples a profile, that reads back as protobuf: no profile over
+ * the cap, a stack per sample sent (what the cap leaves out folded into
+ * one), at most a function per name, a location per function, the empty
+ * link only, and every string valid UTF-8, by a check of its own.
  */
 
 
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@ static void otlp(ngx_http_malloc_named_t *np);
 static int field(const unsigned char **p, const unsigned char *end,
     uint64_t *key, const unsigned char **msg, uint64_t *len);
 static void check(int cond, const char *what);
+static void same(const ngx_http_malloc_named_t *np);
 static const char *resolve(void *data, uint64_t addr, int *map);
 static void snapshot(const uint8_t *data, size_t size, int base);
 static int utf8(const unsigned char *p, size_t len);
@@ -131,6 +134,15 @@ snapshot(const uint8_t *data, size_t size, int base)
         check(!base || json_object_get(j, "base_values") != NULL,
               "a base has its values");
 
+        if (base) {
+            check(json_array_size(json_object_get(j, "margins"))
+                  == np.nstacks, "a margin per stack");
+            check(json_is_string(json_object_get(
+                      json_object_get(j, "comparison"), "detection")),
+                  "the detection limit in words");
+            same(&np);
+        }
+
         json_decref(j);
         ngx_http_malloc_mbuf_free(&out);
 
@@ -139,6 +151,29 @@ snapshot(const uint8_t *data, size_t size, int base)
 
     ngx_http_malloc_arena_destroy(arena);
     free(gz);
+}
+
+
+/* a profile judged against itself */
+
+static void
+same(const ngx_http_malloc_named_t *np)
+{
+    size_t  i;
+
+    check(np->compared, "a comparison is judged as it is written");
+
+    for (i = 0; i < np->nstacks; i++) {
+        check(np->judged[i] == 0, "a profile against itself did not change");
+        check(isfinite(np->margins[i]) && np->margins[i] >= 0,
+              "a margin is a number");
+    }
+
+    check(np->noise.grew == 0 && np->noise.shrank == 0,
+          "nothing grew or shrank against itself");
+    check(isfinite(np->noise.limit) && np->noise.limit >= 0
+          && isfinite(np->noise.floor) && np->noise.floor >= 0,
+          "the limits are numbers");
 }
 
 

@@ -69,11 +69,8 @@ static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
     const int64_t *v, int base, uint64_t period);
 static double ngx_http_malloc_folded_finite(double x);
-static int ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
-    ngx_http_malloc_noise_t *nz, signed char *judged);
 static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
-    const ngx_http_malloc_named_t *np, const ngx_http_malloc_noise_t *nz,
-    const signed char *judged);
+    const ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
     const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw);
 static int ngx_http_malloc_pb_varint(ngx_http_malloc_pb_t *b, uint64_t *v);
@@ -521,6 +518,17 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
     size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
     char *err)
 {
+    return ngx_http_malloc_named_heap_map(np, heap, maps, nmaps, resolve,
+                                          data, base, NULL, err);
+}
+
+
+int
+ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
+    const ngx_http_malloc_heap_t *heap, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
+    uint32_t *which, char *err)
+{
     int                             map;
     size_t                          i, k;
     int32_t                        *files, file;
@@ -635,6 +643,10 @@ ngx_http_malloc_named_heap(ngx_http_malloc_named_t *np,
             goto nomem;
         }
 
+        if (which != NULL) {
+            which[i] = (uint32_t) (ns - np->stacks);
+        }
+
         ngx_http_malloc_heap_unbias(heap->period, st->objs, st->bytes,
                                     &v[1], &v[0]);
         ngx_http_malloc_heap_unbias(heap->period, st->accum_objs,
@@ -654,28 +666,20 @@ nomem:
 
 
 int
-ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
-    uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err)
+ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
+    ngx_http_malloc_mbuf_t *out, char *err)
 {
-    size_t                    i, nv;
-    uint32_t                 *tree, *leaves, nnodes;
-    signed char              *judged;
-    ngx_http_malloc_noise_t   nz;
+    size_t     i, nv;
+    uint32_t  *tree, *leaves, nnodes;
 
     nv = np->alloc ? 4 : 2;
 
-    judged = NULL;
-
-    if (np->has_base) {
-        judged = ngx_http_malloc_arena_alloc(np->arena, np->nstacks + 1);
-
-        if (judged == NULL
-            || ngx_http_malloc_named_compare(np, &nz, judged) != 0)
-        {
-            snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
-                     "out of memory while comparing the profiles");
-            return -1;
-        }
+    if (np->has_base && !np->compared
+        && ngx_http_malloc_named_judge(np) != 0)
+    {
+        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+                 "out of memory while comparing the profiles");
+        return -1;
     }
 
     tree = ngx_http_malloc_named_tree(np, &nnodes, &leaves);
@@ -731,7 +735,7 @@ ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
             ngx_http_malloc_folded_row(out, np->stacks[i].base, nv, i == 0);
         }
 
-        ngx_http_malloc_named_noise(out, np, &nz, judged);
+        ngx_http_malloc_named_noise(out, np);
         ngx_http_malloc_mbuf_append(out, "}\n", 2);
 
     } else {
@@ -920,23 +924,38 @@ ngx_http_malloc_folded_finite(double x)
 }
 
 
-/* each stack's change judged against the sampling noise */
+/*
+ * The level is Tarone's over the stacks that have a sample; the limit is
+ * that of the heap as one stack, on the side of the larger variance, as
+ * if nothing had changed: what growth among the samples it rests on
+ * must reach to be seen.
+ */
 
-static int
-ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
-    ngx_http_malloc_noise_t *nz, signed char *judged)
+int
+ngx_http_malloc_named_judge(ngx_http_malloc_named_t *np)
 {
     size_t                           i, n;
     double                          *z, *zmax;
+    ngx_http_malloc_noise_t         *nz;
+    ngx_http_malloc_side_t           now, was;
     const ngx_http_malloc_nstack_t  *s;
 
+    nz = &np->noise;
     memset(nz, 0, sizeof(ngx_http_malloc_noise_t));
+    memset(&now, 0, sizeof(ngx_http_malloc_side_t));
+    memset(&was, 0, sizeof(ngx_http_malloc_side_t));
 
     z = ngx_http_malloc_arena_alloc(np->arena,
                                     (np->nstacks + 1) * sizeof(double));
     zmax = ngx_http_malloc_arena_alloc(np->arena,
                                        (np->nstacks + 1) * sizeof(double));
-    if (z == NULL || zmax == NULL) {
+    np->margins = ngx_http_malloc_arena_alloc(np->arena,
+                                      (np->nstacks + 1) * sizeof(double));
+    np->judged = ngx_http_malloc_arena_alloc(np->arena, np->nstacks + 1);
+
+    if (z == NULL || zmax == NULL || np->margins == NULL
+        || np->judged == NULL)
+    {
         return -1;
     }
 
@@ -948,6 +967,9 @@ ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
         nz->samples += s->side[0].samples;
         nz->base_samples += s->side[1].samples;
         nz->net += s->side[0].bytes - s->side[1].bytes;
+
+        ngx_http_malloc_noise_sum(&now, &s->side[0]);
+        ngx_http_malloc_noise_sum(&was, &s->side[1]);
 
         z[i] = ngx_http_malloc_noise_z(&s->side[0], &s->side[1], &zmax[n]);
 
@@ -961,9 +983,18 @@ ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
 
     for (i = 0; i < np->nstacks; i++) {
         s = &np->stacks[i];
-        judged[i] = (signed char) ngx_http_malloc_noise_judge(nz, z[i],
+        np->judged[i] = (signed char) ngx_http_malloc_noise_judge(nz, z[i],
                                       s->side[0].bytes - s->side[1].bytes);
+        np->margins[i] = ngx_http_malloc_noise_margin(&s->side[0],
+                                                      &s->side[1], nz->z);
     }
+
+    nz->limit = ngx_http_malloc_noise_limit((now.var > was.var) ? &now
+                                                                : &was,
+                                            np->period, nz->z);
+    nz->floor = ngx_http_malloc_noise_limit(NULL, np->period, nz->z);
+
+    np->compared = 1;
 
     return 0;
 }
@@ -971,15 +1002,18 @@ ngx_http_malloc_named_compare(const ngx_http_malloc_named_t *np,
 
 /*
  * "base_samples", "significant" (1 grew, -1 shrank, 0 within the noise)
- * by stack, and what the comparison rests on
+ * and "margins" by stack, and what the comparison rests on
  */
 
 static void
 ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
-    const ngx_http_malloc_named_t *np, const ngx_http_malloc_noise_t *nz,
-    const signed char *judged)
+    const ngx_http_malloc_named_t *np)
 {
-    size_t  i;
+    size_t                          i;
+    const ngx_http_malloc_noise_t  *nz;
+    char                            line[512];
+
+    nz = &np->noise;
 
     ngx_http_malloc_mbuf_append(out, "],\"base_samples\":[", 18);
 
@@ -992,7 +1026,14 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
     ngx_http_malloc_mbuf_append(out, "],\"significant\":[", 17);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d", judged[i]);
+        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d", np->judged[i]);
+    }
+
+    ngx_http_malloc_mbuf_append(out, "],\"margins\":[", 13);
+
+    for (i = 0; i < np->nstacks; i++) {
+        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
+                    ngx_http_malloc_folded_finite(np->margins[i]));
     }
 
     ngx_http_malloc_mbuf_printf(out, "],\"comparison\":{\"level\":%.2f,"
@@ -1000,7 +1041,9 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                 "\"testable\":%zu,\"grew\":%zu,"
                                 "\"shrank\":%zu,\"samples\":%.0f,"
                                 "\"base_samples\":%.0f,\"net\":%.0f,"
-                                "\"grown\":%.0f,\"shrunk\":%.0f",
+                                "\"grown\":%.0f,\"shrunk\":%.0f,"
+                                "\"limit\":%.0f,\"floor\":%.0f,"
+                                "\"detection\":",
                                 NGX_HTTP_MALLOC_NOISE_LEVEL, nz->z,
                                 nz->compared, nz->testable, nz->grew,
                                 nz->shrank,
@@ -1009,7 +1052,12 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                     nz->base_samples),
                                 ngx_http_malloc_folded_finite(nz->net),
                                 ngx_http_malloc_folded_finite(nz->grown),
-                                ngx_http_malloc_folded_finite(nz->shrunk));
+                                ngx_http_malloc_folded_finite(nz->shrunk),
+                                ngx_http_malloc_folded_finite(nz->limit),
+                                ngx_http_malloc_folded_finite(nz->floor));
+
+    (void) ngx_http_malloc_noise_detection(line, sizeof(line), nz);
+    ngx_http_malloc_folded_string(out, line);
 
     if (np->exact_of != NULL) {
         ngx_http_malloc_mbuf_append(out, ",\"exact\":{\"of\":", 15);

@@ -19,6 +19,7 @@
 
 #include "ngx_http_malloc_arena.h"
 #include "ngx_http_malloc_heap.h"
+#include "ngx_http_malloc_noise.h"
 #include "ngx_http_malloc_pprof.h"
 #include "ngx_http_malloc_symbol.h"
 
@@ -97,8 +98,14 @@ typedef struct {
     int64_t                     exact_change;
     const char                 *caveat;     /* why the comparison may
                                                mislead, NULL: nothing */
+    ngx_http_malloc_noise_t     noise;      /* the comparison, judged */
+    signed char                *judged;     /* each stack: 1 grew, -1
+                                               shrank, 0 within the noise */
+    double                     *margins;    /* each stack's change is
+                                               known to +- this, bytes */
     unsigned                    alloc:1;    /* alloc_* values are known */
     unsigned                    has_base:1;
+    unsigned                    compared:1; /* named_judge() done */
 } ngx_http_malloc_named_t;
 
 
@@ -119,20 +126,40 @@ int ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
     const unsigned char *gz, size_t len, int base, char *err);
 
 /*
+ * named_heap() that also tells, in which[i], the named stack that heap
+ * stack i went into (which: heap->nstacks entries, or NULL)
+ */
+int ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
+    const ngx_http_malloc_heap_t *heap, const ngx_http_malloc_map_t *maps,
+    size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
+    uint32_t *which, char *err);
+
+/*
+ * The comparison of the profile with its base, made once for every form
+ * of the answer: each named stack judged against the sampling noise
+ * (np->judged), its margin at the same level (np->margins), and what the
+ * comparison rests on and can see (np->noise, with its detection limit
+ * and floor; see ngx_http_malloc_noise.h).  0, or -1 out of memory.
+ */
+int ngx_http_malloc_named_judge(ngx_http_malloc_named_t *np);
+
+/*
  * {"period", "seconds", "types", "names", "raw", "files", "name_files",
  * "nodes", "stacks", "values", "samples"[, "base_values", "base_samples",
- * "significant", "comparison"]}: types are inuse_space, inuse_objects
- * and, when known, alloc_space, alloc_objects; "raw" the symbol of each
+ * "significant", "margins", "comparison"]}: types are inuse_space,
+ * inuse_objects and, when known, alloc_space, alloc_objects; "raw" the
+ * symbol of each
  * renamed name, else null; "files" {path, kind} and each name's file
  * index, -1 unknown; "nodes" the call tree, two integers per node (its
  * name, and how many nodes back its parent is, 0: a child of the root),
  * depth first; "stacks" the node of each stack's allocating function;
  * "samples" the sampled objects of each stack; with a base, its rows as
  * "values" and "samples", each stack's change judged against the sampling
- * noise (1 grew, -1 shrank, 0 within it) and what the comparison rests
- * on (see ngx_http_malloc_noise.h).
+ * noise (1 grew, -1 shrank, 0 within it), its "margins", and what the
+ * comparison rests on and can see (named_judge(), made here if it was
+ * not yet).
  */
-int ngx_http_malloc_named_write(const ngx_http_malloc_named_t *np,
+int ngx_http_malloc_named_write(ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err);
 
 

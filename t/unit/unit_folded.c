@@ -6,6 +6,9 @@
  */
 
 
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +70,9 @@ static void test_empty(void);
 static void test_pprof(void);
 static void test_base(void);
 static void test_bad_pprof(void);
+static const char *resolve_sites(void *data, uint64_t addr, int *map);
+static void stacks_of(ngx_http_malloc_heap_t *heap, const char *fmt, ...);
+static void test_judge(void);
 
 
 static json_t *
@@ -542,6 +548,161 @@ test_base(void)
 }
 
 
+#define DETECTION                                                             \
+    "with 77 samples now and 45 in the base, a change of small blocks under "
+
+
+/* two call sites of one function, a churn, and stacks seen once */
+
+static const char *
+resolve_sites(void *data, uint64_t addr, int *map)
+{
+    (void) data;
+
+    *map = -1;
+
+    switch (addr) {
+    case 0x3:
+    case 0x4:
+        return "acmp_add_pattern";
+    case 0x1:
+        return "churn";
+    default:
+        return NULL;
+    }
+}
+
+
+/* a heap_v2 dump at the default rate, its stacks from fmt, added */
+
+static void
+stacks_of(ngx_http_malloc_heap_t *heap, const char *fmt, ...)
+{
+    int       n;
+    char      text[2048], err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    va_list   args;
+
+    n = snprintf(text, sizeof(text), "heap_v2/524288\n  t*: 0: 0 [0: 0]\n");
+
+    va_start(args, fmt);
+    n += vsnprintf(text + n, sizeof(text) - n, fmt, args);
+    va_end(args);
+
+    if (ngx_http_malloc_heap_add(heap, (unsigned char *) text, n, err) != 0) {
+        diag("stacks_of: %s", err);
+    }
+}
+
+
+/*
+ * The judgement by name: 128-byte blocks at the default rate.  Each call
+ * site of acmp_add_pattern alone grew by 4 to 16 samples, too few to be
+ * told from noise; the function grew by 8 to 32.  The churn, 32 to 40,
+ * is noise; ten stacks seen once are not counted against the level.
+ */
+
+static void
+test_judge(void)
+{
+    size_t                    i, site, churn;
+    uint32_t                  which[16];
+    double                    change;
+    ngx_http_malloc_heap_t    now, then;
+    ngx_http_malloc_named_t   np;
+    ngx_http_malloc_arena_t  *arena;
+    ngx_http_malloc_noise_t  *nz;
+    ngx_http_malloc_mbuf_t    out;
+    json_t                   *j, *c;
+    json_error_t              jerr;
+    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    arena = ngx_http_malloc_arena_create();
+    ngx_http_malloc_heap_init(&now, arena);
+    ngx_http_malloc_heap_init(&then, arena);
+
+    stacks_of(&now, "@ 0x3\n  t*: 16: 2048 [0: 0]\n"
+                    "@ 0x4\n  t*: 16: 2048 [0: 0]\n"
+                    "@ 0x1\n  t*: 40: 5120 [0: 0]\n");
+    stacks_of(&then, "@ 0x3\n  t*: 4: 512 [0: 0]\n"
+                     "@ 0x4\n  t*: 4: 512 [0: 0]\n"
+                     "@ 0x1\n  t*: 32: 4096 [0: 0]\n");
+
+    for (i = 0; i < 10; i++) {
+        stacks_of((i & 1) ? &now : &then, "@ 0x%zx\n  t*: 1: 64 [0: 0]\n",
+                  0x100 + i);
+    }
+
+    ngx_http_malloc_named_init(&np, arena);
+
+    ok(ngx_http_malloc_named_heap_map(&np, &now, NULL, 0, resolve_sites,
+                                      NULL, 0, which, err)
+       == 0, "judge: now named");
+    ok(which[0] == which[1] && which[0] != which[2],
+       "judge: both call sites are one named stack");
+    site = which[0];
+    churn = which[2];
+
+    ok(ngx_http_malloc_named_heap(&np, &then, NULL, 0, resolve_sites, NULL,
+                                  1, err)
+       == 0, "judge: the base named");
+
+    ok(ngx_http_malloc_named_judge(&np) == 0 && np.compared,
+       "judge: judged");
+
+    nz = &np.noise;
+
+    is_int((long) nz->compared, 12, "judge: every named stack compared");
+    ok(nz->testable >= 2 && nz->testable < 12,
+       "judge: stacks seen once are not counted against the level");
+    ok(nz->z > 2.5 && nz->z < 4, "judge: the level's z, %.2f", nz->z);
+    is_int(np.judged[site], 1, "judge: the function grew");
+    is_int(np.judged[churn], 0, "judge: the churn is noise");
+    is_int((long) nz->grew, 1, "judge: one grew");
+
+    change = np.stacks[site].side[0].bytes - np.stacks[site].side[1].bytes;
+    ok(fabs(nz->grown - change) < 1, "judge: grown is the function's change");
+    ok(change > np.margins[site] && np.margins[site] > 0,
+       "judge: its interval lies above zero");
+
+    change = np.stacks[churn].side[0].bytes - np.stacks[churn].side[1].bytes;
+    ok(fabs(change) < np.margins[churn],
+       "judge: the churn's interval holds zero");
+
+    ok(nz->floor > 4 * 1048576 && nz->floor < 8 * 1048576,
+       "judge: a stack that held nothing is seen from %.1f MiB",
+       nz->floor / 1048576);
+    ok(nz->limit > nz->floor,
+       "judge: one that held all %.0f samples from %.1f MiB",
+       nz->base_samples > nz->samples ? nz->base_samples : nz->samples,
+       nz->limit / 1048576);
+
+    /* the JSON says the same, once: judge() is not made again */
+
+    memset(&out, 0, sizeof(out));
+    ok(ngx_http_malloc_named_write(&np, 0, &out, err) == 0, "judge: written");
+
+    j = json_loadb((char *) out.data, out.len, 0, &jerr);
+    c = json_object_get(j, "comparison");
+
+    is_int(json_integer_value(json_object_get(c, "grew")), 1,
+           "judge: the JSON's grew");
+    is_int(json_integer_value(json_object_get(c, "limit")),
+           (long) (nz->limit + 0.5), "judge: the JSON's limit");
+    is_int(json_integer_value(json_object_get(c, "floor")),
+           (long) (nz->floor + 0.5), "judge: the JSON's floor");
+    ok(strncmp(json_string_value(json_object_get(c, "detection")) ?: "",
+               DETECTION, strlen(DETECTION)) == 0,
+       "judge: the JSON's sentence");
+    is_int(json_integer_value(json_array_get(json_object_get(j, "margins"),
+                                             site)),
+           (long) (np.margins[site] + 0.5), "judge: the JSON's margins");
+
+    json_decref(j);
+    ngx_http_malloc_mbuf_free(&out);
+    ngx_http_malloc_arena_destroy(arena);
+}
+
+
 static void
 test_bad_pprof(void)
 {
@@ -755,6 +916,7 @@ main(void)
     test_empty();
     test_pprof();
     test_base();
+    test_judge();
     test_bad_pprof();
     test_tree();
     test_rename();
