@@ -1524,6 +1524,14 @@ ngx_http_malloc_board_export_add(ngx_http_malloc_main_conf_t *mmcf,
         ngx_memcpy(st->reason, delta->reason, NGX_HTTP_MALLOC_EXPORT_REASON);
     }
 
+    st->capped += delta->capped;
+
+    if (delta->last_capped != 0) {
+        st->last_capped = delta->last_capped;
+        st->capped_stacks = delta->capped_stacks;
+        st->capped_folded = delta->capped_folded;
+    }
+
     ngx_shmtx_unlock(&shm->shpool->mutex);
 }
 

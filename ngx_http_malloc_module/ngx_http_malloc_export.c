@@ -12,7 +12,10 @@
  * are retried after 1 s, 2 s, 4 s... up to the interval (or Retry-After),
  * for five minutes; any other answer drops the request.  Connection
  * errors go to a log of the export's own that keeps them quiet; a
- * failure is logged at most once an interval, at warn.
+ * failure is logged at most once an interval, at warn.  A profile has
+ * at most 16,000 samples, Pyroscope's limit: the encoder folds the
+ * smallest stacks past it into one, and the state counts the requests
+ * it did so in.
  *
  * Owns: this process's queue of requests and its connection.  Calls:
  * board (the counts), wait (the collection), reply (times in JSON),
@@ -45,6 +48,13 @@
 #define NGX_HTTP_MALLOC_EXPORT_DUMPS    5000       /* ms for the dumps */
 #define NGX_HTTP_MALLOC_EXPORT_ATTRS    10         /* the operator's */
 
+/*
+ * samples in one profile: Pyroscope refuses a profile of more (its
+ * validation.max-profile-stacktrace-samples, 16000 by default), and with
+ * it the whole request
+ */
+#define NGX_HTTP_MALLOC_EXPORT_SAMPLES  16000
+
 /* the connection speaks TLS already (handshaken or shaking hands) */
 #if (NGX_HTTP_SSL)
 #define ngx_http_malloc_export_tls(c)   ((c)->ssl != NULL)
@@ -71,6 +81,7 @@ typedef struct {
     ngx_int_t                      rc;         /* the build's pipe_rc_e */
     char                           error[NGX_HTTP_MALLOC_PIPE_ERR_LEN];
     ngx_http_malloc_otlp_t         ot;
+    ngx_http_malloc_otlp_result_t  result;     /* the build's stacks */
     ngx_http_malloc_otlp_attr_t    attrs[2];
     ngx_http_malloc_otlp_attr_t    resource[NGX_HTTP_MALLOC_EXPORT_RESOURCE
                                             + 1];
@@ -1251,6 +1262,8 @@ ngx_http_malloc_export_job(ngx_http_malloc_export_t *ex, ngx_uint_t source,
     job->ot.nresource = ex->nresource + 1;
     job->ot.scope_name = "ngx_http_malloc_module";
     job->ot.scope_version = NGX_HTTP_MALLOC_VERSION;
+    job->ot.max_samples = NGX_HTTP_MALLOC_EXPORT_SAMPLES;
+    job->ot.result = &job->result;
 
     job->task.work = ngx_http_malloc_export_build;
     job->task.done = ngx_http_malloc_export_built;
@@ -1447,7 +1460,8 @@ ngx_http_malloc_export_built(void *data)
 {
     ngx_http_malloc_job_t *job = data;
 
-    ngx_http_malloc_export_t  *ex;
+    ngx_http_malloc_export_t        *ex;
+    ngx_http_malloc_export_state_t   delta;
 
     ex = &ngx_http_malloc_export;
     ex->building = 0;
@@ -1465,6 +1479,15 @@ ngx_http_malloc_export_built(void *data)
     }
 
     job->first = ngx_time();
+
+    if (job->result.folded != 0) {
+        ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
+        delta.capped = 1;
+        delta.last_capped = ngx_time();
+        delta.capped_stacks = job->result.stacks;
+        delta.capped_folded = job->result.folded;
+        ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+    }
 
     ngx_http_malloc_export_kick(ex);
 }
@@ -2029,7 +2052,7 @@ ngx_http_malloc_export_exit_process(void)
 json_t *
 ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
 {
-    json_t                          *json, *sources, *err;
+    json_t                          *json, *sources, *err, *capped;
     ngx_uint_t                       i;
     ngx_http_malloc_export_conf_t   *ec;
     ngx_http_malloc_export_state_t   st;
@@ -2081,6 +2104,24 @@ ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
                         ? ngx_http_malloc_time_json(st.last_success)
                         : json_null());
     json_object_set_new(json, "last_error", err);
+
+    capped = json_null();
+
+    if (st.last_capped != 0) {
+        capped = json_object();
+        json_object_set_new(capped, "time",
+                            ngx_http_malloc_time_json(st.last_capped));
+        json_object_set_new(capped, "stacks",
+                            json_integer((json_int_t) st.capped_stacks));
+        json_object_set_new(capped, "folded",
+                            json_integer((json_int_t) st.capped_folded));
+    }
+
+    json_object_set_new(json, "max_samples",
+                        json_integer(NGX_HTTP_MALLOC_EXPORT_SAMPLES));
+    json_object_set_new(json, "capped",
+                        json_integer((json_int_t) st.capped));
+    json_object_set_new(json, "last_capped", capped);
 
     return json;
 }
