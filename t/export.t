@@ -4,11 +4,13 @@
 # OTLP collector every interval, as one ExportProfilesServiceRequest per
 # nginx.  The collector here is a receiver on a loopback port that records
 # each request and answers as the test tells it: 200, 503, late, or not
-# at all (killed).  The bodies are read with a protobuf reader written
-# below, and once with protoc --decode_raw.  A collector that fails is
-# retried, logged once per interval, shown in the state and the metrics,
-# and costs neither the other requests' time nor memory.  Over https the
-# collector's certificate is checked.
+# at all (killed).  The bodies are read with the protobuf reader of
+# t/lib/MallocOtlp.pm, and once with protoc --decode_raw; every request
+# any receiver here gets is checked, at the end, against the rules of
+# sig-profiling's profcheck and what Pyroscope and protobuf refuse.  A
+# collector that fails is retried, logged once per interval, shown in
+# the state and the metrics, and costs neither the other requests' time
+# nor memory.  Over https the collector's certificate is checked.
 
 use strict;
 use warnings;
@@ -27,6 +29,8 @@ use Sys::Hostname qw(hostname);
 use Test::More;
 use Time::HiRes qw(sleep time);
 use MallocTest qw(poll_until free_port held rss_kb);
+use MallocOtlp qw(pb_message one all ints zero_entry decode_request leaf
+                  leaf_sum profcheck receivers @TABLES);
 
 my $MB = 1024 * 1024;
 my $HOLD = 'ngx_http_malloc_test_hold';
@@ -43,7 +47,7 @@ my $LONG = ($ENV{TEST_LONG} // '0') ne '0';
 # headers) and N.body (gunzipped), the head written last; the answer is
 # chosen by the file "mode": ok, 503 or slow.
 
-my @receivers;
+my (@receivers, @every_receiver);
 
 END {
     local $?;
@@ -73,6 +77,7 @@ sub receiver {
     close $listen;
     $rcv->{pid} = $pid;
     push @receivers, $rcv;
+    push @every_receiver, $rcv;
     return $rcv;
 }
 
@@ -219,172 +224,6 @@ sub profile_of {
     $r->{profile} = eval { decode_request($r->{body}) };
     $r->{error} = $@;
     return $r->{profile};
-}
-
-###########################################################################
-# protobuf, as much as the request needs: varints, fixed64 and fixed32,
-# length-delimited bytes
-
-sub varint {
-    my ($buf, $pos) = @_;
-    my ($v, $shift) = (0, 0);
-    while (1) {
-        die "truncated varint\n" if $$pos >= length $buf;
-        my $b = ord substr($buf, $$pos++, 1);
-        $v |= ($b & 0x7f) << $shift;
-        return $v unless $b & 0x80;
-        $shift += 7;
-        die "varint too long\n" if $shift > 63;
-    }
-}
-
-# [number, wire type, value] of each field, in order
-sub pb_fields {
-    my ($buf) = @_;
-    my ($pos, @f) = (0);
-    while ($pos < length $buf) {
-        my $key = varint($buf, \$pos);
-        my ($num, $wire, $v) = ($key >> 3, $key & 7);
-        if ($wire == 0) {
-            $v = varint($buf, \$pos);
-        } elsif ($wire == 1) {
-            $v = unpack 'Q<', substr($buf, $pos, 8);
-            $pos += 8;
-        } elsif ($wire == 2) {
-            my $len = varint($buf, \$pos);
-            $v = substr($buf, $pos, $len);
-            $pos += $len;
-        } elsif ($wire == 5) {
-            $v = unpack 'V', substr($buf, $pos, 4);
-            $pos += 4;
-        } else {
-            die "wire type $wire at byte $pos\n";
-        }
-        die "field $num runs past its message\n" if $pos > length $buf;
-        push @f, [$num, $wire, $v];
-    }
-    return @f;
-}
-
-# {number => [[wire, value], ...]}
-sub pb_message {
-    my ($buf) = @_;
-    my %m;
-    push @{$m{$_->[0]}}, [$_->[1], $_->[2]] for pb_fields($buf // '');
-    return \%m;
-}
-
-sub all { my ($m, $num) = @_; return map { $_->[1] } @{$m->{$num} // []} }
-sub one { my ($m, $num) = @_; return (all($m, $num))[-1] }
-
-# a repeated number, packed or not
-sub ints {
-    my ($m, $num) = @_;
-    my @v;
-    for my $f (@{$m->{$num} // []}) {
-        my ($wire, $v) = @$f;
-        if ($wire != 2) {
-            push @v, $v;
-            next;
-        }
-        my $pos = 0;
-        push @v, varint($v, \$pos) while $pos < length $v;
-    }
-    return @v;
-}
-
-# the zero value: every field 0 or zero bytes
-sub zero_entry {
-    my ($buf) = @_;
-    return 0 unless defined $buf;
-    for my $f (pb_fields($buf)) {
-        my (undef, $wire, $v) = @$f;
-        return 0 if $wire == 2 ? $v =~ /[^\0]/ : $v != 0;
-    }
-    return 1;
-}
-
-# AnyValue: {s => string_value} or {i => int_value}
-sub any_value {
-    my $m = pb_message($_[0]);
-    return { s => one($m, 1) } if defined one($m, 1);
-    return { i => unpack 'q', pack 'Q', one($m, 3) } if defined one($m, 3);
-    return {};
-}
-
-my @TABLES = qw(mapping location function link string attribute stack);
-
-# ExportProfilesServiceRequest, as a Perl structure
-sub decode_request {
-    my ($body) = @_;
-    my $req = pb_message($body);
-    my @rp = all($req, 1);
-    my $rp = pb_message($rp[0]);
-    my $sp = pb_message(one($rp, 2));
-    my $scope = pb_message(one($sp, 1));
-
-    my $d = pb_message(one($req, 2));
-    my %dict = map { $TABLES[$_ - 1] => [all($d, $_)] } 1 .. 7;
-    my $s = $dict{string};
-
-    my %resource;
-    for my $kv (all(pb_message(one($rp, 1)), 1)) {
-        my $m = pb_message($kv);
-        $resource{one($m, 1)} = any_value(one($m, 2));
-    }
-
-    my $type = sub {
-        my $vt = pb_message($_[0]);
-        return ($s->[one($vt, 1) // 0] // '?') . '/'
-             . ($s->[one($vt, 2) // 0] // '?');
-    };
-
-    my @profiles;
-    for my $buf (all($sp, 2)) {
-        my $p = pb_message($buf);
-        my %attr;
-        for my $i (ints($p, 11)) {
-            my $kv = pb_message($dict{attribute}[$i]);
-            $attr{$s->[one($kv, 1) // 0] // '?'} = any_value(one($kv, 2));
-        }
-        push @profiles, {
-            type => join(',', map { $type->($_) } all($p, 1)),
-            period_type => $type->(one($p, 5)),
-            period => one($p, 6),
-            time => one($p, 3),
-            attr => \%attr,
-            samples => [map {
-                my $m = pb_message($_);
-                [one($m, 1) // 0, [ints($m, 4)]];
-            } all($p, 2)],
-        };
-    }
-
-    return { resource_profiles => scalar @rp, resource => \%resource,
-             scope => { name => one($scope, 1), version => one($scope, 2) },
-             profiles => \@profiles, dict => \%dict };
-}
-
-# the name of the function at the leaf of stack $i (location_indices[0])
-sub leaf {
-    my ($o, $i) = @_;
-    my $d = $o->{dict};
-    my ($loc) = ints(pb_message($d->{stack}[$i]), 1);
-    return '' unless $loc;
-    my ($line) = all(pb_message($d->{location}[$loc]), 3);
-    my $fn = pb_message($d->{function}[one(pb_message($line), 1) // 0]);
-    return $d->{string}[one($fn, 1) // 0] // '';
-}
-
-# what the stacks whose leaf is $func have, in the profile of $type
-sub leaf_sum {
-    my ($o, $type, $func) = @_;
-    my ($p) = grep { $_->{type} eq $type } @{$o->{profiles}};
-    my $sum = 0;
-    for my $s (@{$p ? $p->{samples} : []}) {
-        $sum += $s->[1][0] // 0 if leaf($o, $s->[0]) eq $func;
-    }
-    return $sum;
 }
 
 sub source_of {
@@ -923,6 +762,25 @@ is(join("\n", grep { /\[(error|alert|crit)\]/ } split /\n/, $log), '',
 
 $td->stop;
 $td->no_alerts;
+
+###########################################################################
+# every request that every receiver here got, as profcheck reads it
+# (t/lib/MallocOtlp.pm) and as protobuf and Pyroscope would
+
+for my $rcv (@every_receiver) {
+    my (@bad, %seen);
+    my $n = 0;
+    for my $r (requests($rcv)) {
+        next if $r->{gunzip} ne 'ok' || $seen{$r->{md5}}++;
+        $n++;
+        push @bad, map { "request $r->{n}: $_" }
+                       profcheck($r->{body}), receivers($r->{body});
+    }
+    my $dir = basename($rcv->{dir});
+    is(scalar @bad, 0, "receiver $dir: none of its $n distinct requests "
+       . 'breaks a rule of profcheck, protobuf or Pyroscope')
+        or diag join "\n", @bad[0 .. ($#bad > 19 ? 19 : $#bad)];
+}
 
 
 done_testing;
