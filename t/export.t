@@ -20,6 +20,7 @@ use lib "$FindBin::Bin/lib";
 
 use Digest::MD5 qw(md5_hex);
 use File::Basename qw(basename);
+use File::Copy qw(copy);
 use File::Temp qw(tempdir);
 use IO::Socket::INET;
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
@@ -242,6 +243,29 @@ sub pushed_as {
     return grep { source_of($_) eq $source } pushed($rcv);
 }
 
+# the first profile's original_payload (payload=pprof), gzipped
+sub original_payload {
+    my ($body) = @_;
+    my $rp = pb_message(one(pb_message($body), 1));
+    my $sp = pb_message(one($rp, 2));
+    return one(pb_message((all($sp, 2))[0]), 10);
+}
+
+# the sum of a value over a gzipped profile.proto's samples
+sub pprof_total {
+    my ($gz, $type) = @_;
+    my $pb;
+    return undef unless defined $gz && gunzip(\$gz => \$pb);
+    my $p = pb_message($pb);
+    my @s = all($p, 6);
+    my @types = map { $s[one(pb_message($_), 1) // 0] } all($p, 1);
+    my ($k) = grep { $types[$_] eq $type } 0 .. $#types;
+    return undef unless defined $k;
+    my $sum = 0;
+    $sum += (ints(pb_message($_), 2))[$k] // 0 for all($p, 2);
+    return $sum;
+}
+
 ###########################################################################
 # what nginx says
 
@@ -310,14 +334,64 @@ for my $case (
     ['http://127.0.0.1:4318 bogus=1', 'bogus=1'],
     ['http://127.0.0.1:4318 header=NoColon', 'header=NoColon'],
     ['http://127.0.0.1:4318 attribute=novalue', 'attribute=novalue'],
-    ['http://127.0.0.1:4318 sources=bogus', 'sources=bogus'])
+    ['http://127.0.0.1:4318 sources=bogus', 'sources=bogus'],
+
+    # what would go into the request as it is: CR/LF and spaces into the
+    # request line (nginx reads \r and \n in quotes; the [emerg] shows
+    # them so), a query the signal's path would follow, a UNIX socket's
+    # path as the Host, credentials
+    ['"http://127.0.0.1:4318/a\\r\\nX-Injected: 1"',
+     'http://127.0.0.1:4318/a\\r\\nX-Injected: 1', 'control character'],
+    ['"http://127.0.0.1:4318/a b"', 'http://127.0.0.1:4318/a b', 'space'],
+    ['http://127.0.0.1:4318/base?tok=1', 'http://127.0.0.1:4318/base?tok=1',
+     'query'],
+    ['http://unix:/run/otel.sock', 'http://unix:/run/otel.sock', 'UNIX'],
+    ['http://user:pw@127.0.0.1:4318', 'http://user:pw@127.0.0.1:4318',
+     'credentials'],
+    ['http://127.0.0.1:4318 "header=X Token:1"', 'header=X Token:1',
+     'header name'],
+    ["http://127.0.0.1:4318 \"header=X-A:a\x01b\"", 'header=X-A:a\\x01b',
+     'control character'],
+    ['http://127.0.0.1:4318 header=Host:evil.example',
+     'header=Host:evil.example', 'the Host header itself'],
+    ['http://127.0.0.1:4318 header=content-length:0',
+     'header=content-length:0', 'the Content-Length header itself'],
+    ['http://127.0.0.1:4318 header=Transfer-Encoding:chunked',
+     'header=Transfer-Encoding:chunked', 'never with a Transfer-Encoding'],
+    ['http://127.0.0.1:4318 sources=interval,', 'sources=interval,',
+     'empty item'],
+    ['http://127.0.0.1:4318 sources=,watch', 'sources=,watch', 'empty item'],
+    ['http://127.0.0.1:4318 sources=interval,,watch',
+     'sources=interval,,watch', 'empty item'],
+
+    # a key twice in the resource, or in a profile's attributes
+    ['http://127.0.0.1:4318 attribute=nginx.malloc.source=x',
+     'attribute=nginx.malloc.source=x', 'module\'s own'],
+    ['http://127.0.0.1:4318 attribute=nginx.malloc.snapshot=x',
+     'attribute=nginx.malloc.snapshot=x', 'module\'s own'],
+    ['http://127.0.0.1:4318 attribute=team=a attribute=team=b',
+     'attribute=team=b', 'given twice'],
+    ["http://127.0.0.1:4318 attribute=te\xffam=a", "attribute=te\xffam=a",
+     'not UTF-8'])
 {
-    my ($args, $bad) = @$case;
+    my ($args, $bad, $why) = @$case;
     my ($rc, $out) = MallocTest->new(http => "malloc_export $args;")
         ->test_conf;
     isnt($rc, 0, "nginx -t refuses malloc_export $args");
     like($out, qr/\[emerg\] .*invalid.*"\Q$bad\E"/,
          "malloc_export $args: the [emerg] names $bad") or diag $out;
+    like($out, qr/\[emerg\] .*\Q$why\E/, "and says why: $why")
+        if defined $why;
+}
+
+# the module's resource keys are the operator's to replace: no key twice
+{
+    my ($rc, $out) = MallocTest->new(http => 'malloc_export '
+        . 'http://127.0.0.1:4318 attribute=service.name=edge '
+        . 'attribute=host.name=node-7 "header=Authorization:Bearer x";')
+        ->test_conf;
+    is($rc, 0, 'nginx -t takes attribute=service.name= and host.name=, '
+       . 'and a header with a space in its value') or diag $out;
 }
 
 {
@@ -643,6 +717,127 @@ is(scalar(pushed_as($kinds, 'interval')), 0, 'and no live heap was sent');
 
 $t->stop;
 $t->no_alerts;
+
+down_after_10();
+
+###########################################################################
+# strings that are not UTF-8 (an attribute= value, the path of a module
+# and so of its symbols' mapping) and alloc_* in the heap (prof_accum):
+# every string arrives as UTF-8, each bad byte as U+FFFD, and no alloc_*
+# profile is sent, while pprof/heap.pb.gz keeps them
+
+SKIP: {
+    my $mods = "$tmp/mod\xffules";
+    mkdir $mods or die "$mods: $!";
+    chmod 0755, $tmp, $mods;
+    for my $so (qw(ngx_http_malloc_module.so
+                   ngx_http_malloc_test_module.so)) {
+        copy("$MallocTest::MODULE_DIR/$so", "$mods/$so")
+            or skip "cannot copy $so: $!", 9;
+    }
+
+    my $utf = receiver("$tmp/e");
+    $t = MallocTest->new(workers => 1, module_dir => $mods,
+        malloc_conf => "$MallocTest::MALLOC_CONF,prof_accum:true",
+        http => "malloc_export http://127.0.0.1:$utf->{port} interval=1s "
+              . "attribute=deployment.environment=te\xffst;")->start;
+    $t->post('/malloc/prof_active', 'true');
+    $t->get('/t/alloc?mb=8&block=8');
+
+    my $u;
+    ok(poll_until(10, sub {
+        ($u) = grep { my $o = profile_of($_);
+                      $o && leaf_sum($o, 'inuse_space/bytes', $HOLD) }
+               requests($utf);
+    }), 'not UTF-8: a request with the held function arrives');
+    my $o = ($u && profile_of($u))
+        // { resource => {}, profiles => [], dict => { string => [] } };
+    my @strings = @{$o->{dict}{string}};
+
+    is($o->{resource}{'deployment.environment'}{s}, "te\xef\xbf\xbdst",
+       'attribute=: its bad byte arrives as U+FFFD');
+    ok(grep({ m{/mod\xef\xbf\xbdules/ngx_http_malloc_test_module\.so$} }
+            @strings), 'a module\'s path: its bad byte as U+FFFD')
+        or diag explain [grep { /module\.so/ } @strings];
+    ok(!grep({ /\xff/ } @strings), 'no string has the bad byte');
+    is_deeply([map { $_->{type} } @{$o->{profiles}}],
+              ['inuse_space/bytes', 'inuse_objects/count'],
+              'prof_accum:true: no alloc_* profile is sent');
+    ok(!grep({ /^alloc_/ } @strings), 'nor an alloc_* string');
+    ok(!grep({ $_->{duration} } @{$o->{profiles}}),
+       'each profile is one moment\'s: no duration');
+
+    my $gz = $t->get('/malloc/pprof/heap.pb.gz')->{content};
+    ok(defined pprof_total($gz, 'alloc_space'),
+       'pprof/heap.pb.gz keeps alloc_space');
+
+    $t->stop;
+    $t->no_alerts;
+}
+
+down_after_10();
+
+###########################################################################
+# a heap of more stacks than Pyroscope takes samples in one profile
+# (16,000), every allocation sampled: the 16,000th sample is the smallest
+# stacks folded into one, the totals are those of the same heap as pprof
+# (payload=pprof), and the state says so
+
+{
+    my $big = receiver("$tmp/f");
+    $t = MallocTest->new(workers => 1, http => 'malloc_export '
+        . "http://127.0.0.1:$big->{port} interval=2s timeout=10s "
+        . 'payload=pprof;')->start;
+    my $e = export_state($t);
+    is($e->{max_samples}, 16000, 'state: max_samples 16000');
+    ok(defined $e->{capped} && $e->{capped} == 0
+       && exists $e->{last_capped} && !defined $e->{last_capped},
+       'state: none capped yet, last_capped null');
+
+    $t->post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}');
+    $t->post('/malloc/prof_active', 'true');
+    is($t->get('/t/alloc?stacks=17000&size=64')->{status}, 200,
+       'the worker holds 17000 blocks of their own stacks');
+
+    my ($r, $o);
+    ok(poll_until(60, sub {
+        ($r) = grep { my $p = profile_of($_);
+                      $p && grep { /stacks folded\)$/ }
+                                 @{$p->{dict}{string}} } requests($big);
+    }), 'a request with stacks folded arrives');
+    $o = ($r && profile_of($r)) // { profiles => [], dict => {} };
+
+    my ($space) = grep { $_->{type} eq 'inuse_space/bytes' }
+                       @{$o->{profiles}};
+    my @samples = @{$space ? $space->{samples} : []};
+    is(scalar @samples, 16000, 'inuse_space: 16000 samples, the cap');
+    my ($name) = grep { /^\(\d+ smaller stacks folded\)$/ }
+                      @{$o->{dict}{string} // []};
+    my ($folded) = ($name // '') =~ /(\d+)/;
+    ok(($folded // 0) >= 17000 - 15999,
+       "one is the function \"$name\"") or diag explain $name;
+    ok(leaf_sum($o, 'inuse_space/bytes', $name // '') > 0,
+       'the folded stack holds their bytes');
+
+    my $total = 0;
+    $total += $_->[1][0] for @samples;
+    my $pprof = $r && pprof_total(original_payload($r->{body}),
+                                  'inuse_space');
+    is($total, $pprof, "totals: the samples sum to the pprof form's "
+       . ($pprof // 'none'));
+
+    ok(poll_until(5, sub { (export_state($t)->{capped} // 0) >= 1 }),
+       'state: capped counts the request');
+    $e = export_state($t)->{last_capped} // {};
+    ok(abs(iso_time($e->{time}) - time()) < 60, 'state: last_capped.time');
+    ok(($e->{folded} // 0) >= 17000 - 15999
+       && ($e->{stacks} // 0) == 15999 + $e->{folded},
+       "state: last_capped: $e->{folded} of $e->{stacks} stacks folded")
+        or diag explain $e;
+
+    $t->stop;
+    $t->no_alerts;
+}
 
 down_after_10();
 
