@@ -65,7 +65,7 @@ like($csp, qr/connect-src 'self';/, 'CSP: requests to it only');
 like($csp, qr/frame-ancestors 'none'/, 'CSP: never in a frame');
 is($r->{headers}{'x-content-type-options'}, 'nosniff', 'nosniff');
 
-for my $f (qw(app.js flame.js traffic.js viewer.css)) {
+for my $f (qw(app.js flame.js pprof.js traffic.js viewer.css)) {
     $r = $t->get("/malloc/ui/$f");
     is($r->{status}, 200, "ui/$f");
     is($r->{headers}{'content-security-policy'}, $csp, "ui/$f: the CSP");

@@ -37,6 +37,12 @@
  * A zoom and a change of view are steps of the browser's history: back
  * goes to the one before.
  *
+ * A pprof file opened (the picker, or dropped on the page) is read here
+ * by MallocPprof (pprof.js) and drawn as the server's profile is; it is
+ * not in the fragment, which keeps the view's other keys.  Nothing of
+ * it is sent: body[data-opened] names what is shown ("a.pb.gz", or
+ * "b.pb.gz against a.pb.gz"), absent for the server's profiles.
+ *
  * e.g. #snapshot=snapshot-20261201T031814Z&base=snapshot-20261201T021814Z
  */
 
@@ -45,6 +51,7 @@
 
     const F = window.MallocFlame;
     const T = window.MallocTraffic;
+    const P = window.MallocPprof;
     const ROW = 18;         /* px per row of the flame graph, as viewer.css */
     const TOP_ROWS = 500;   /* more rows cost more than anyone reads */
 
@@ -53,6 +60,7 @@
         snapshots: [],      /* GET snapshots, by time (snapshotTimes) */
         profile: null,      /* GET pprof/heap.json */
         loaded: null,       /* the choices it was loaded with */
+        file: null,         /* or the files shown: {name, now, base, was} */
         ti: 0,              /* the type shown, an index of types */
         filters: null,      /* focus, ignore and hide as the tree has them */
         tree: null,         /* the callers' tree of what the filters keep */
@@ -549,6 +557,7 @@
             if (id === state.loads) {
                 state.profile = profile;
                 state.loaded = c;
+                showFile(null);
                 build();
                 mark();
 
@@ -560,23 +569,113 @@
             }
         } catch (e) {
             if (id === state.loads) {
-                /* old data under new choices would mislead: clear it */
-                state.profile = state.tree = state.shown = null;
-                state.callers = null;
-                state.based = false;
-                state.rows = [];
-                state.modules = [];
-                showError(e.message);
-                draw();
-                renderTop();
-                renderModules();
-                $('gone').hidden = true;
-                document.body.dataset.state = 'error';
+                showFile(null);
+                failed(e.message);
             }
         }
         if (id === state.loads) {
             $('status').textContent = '';
         }
+    }
+
+    /* old data under new choices would mislead: cleared, the error shown */
+    function failed(text) {
+        state.profile = state.tree = state.shown = null;
+        state.callers = null;
+        state.based = false;
+        state.rows = [];
+        state.modules = [];
+        showError(text);
+        draw();
+        renderTop();
+        renderModules();
+        $('gone').hidden = true;
+        document.body.dataset.state = 'error';
+    }
+
+    /*
+     * pprof files opened in the page: one to show, or, with asBase, a
+     * base to compare what is open with.  Of two at once, the newer
+     * (by its time) is shown against the older.  Read here, sent nowhere.
+     */
+    async function openFiles(list, asBase) {
+        let files = Array.from(list || []);
+
+        if (files.length === 0) {
+            return;
+        }
+
+        const id = ++state.loads, keep = asBase && state.file !== null
+                                         ? state.file : null;
+
+        /* a live load on its way is moot */
+        if (state.abort !== null) {
+            state.abort.abort();
+            state.abort = null;
+        }
+        if (keep === null && files.length > 1) {
+            files = files.slice(0, 2).sort((a, b) => b.lastModified
+                                                     - a.lastModified);
+        }
+        clearErrors();
+        document.body.dataset.state = 'loading';
+        $('status').textContent = 'reading ' + files.map((f) => f.name)
+            .join(' and ') + '\u2026';
+
+        const started = performance.now();
+        let file;
+
+        try {
+            const read = (f) => P.read(f).catch((e) => {
+                throw new Error(f.name + ': ' + e.message);
+            });
+            const [now, was] = keep !== null
+                ? [keep.now, await read(files[0])]
+                : await Promise.all(files.map(read));
+
+            file = { name: keep !== null ? keep.name : files[0].name, now,
+                     base: was ? (keep !== null ? files[0] : files[1]).name
+                               : null,
+                     was: was || null };
+            if (id === state.loads) {
+                state.profile = P.toHeap(file.now, file.was);
+            }
+        } catch (e) {
+            if (id === state.loads) {
+                showFile(null);
+                failed(e.message);
+                $('status').textContent = '';
+            }
+            return;
+        }
+        if (id !== state.loads) {
+            return;
+        }
+
+        const got = performance.now();
+
+        state.loaded = { pid: '', seconds: 0, snapshot: '', base: '' };
+        showFile(file);
+        build();
+        mark();
+        document.body.dataset.readMs = Math.round(got - started);
+        document.body.dataset.drawMs = Math.round(performance.now() - got);
+        document.body.dataset.state = 'ready';
+        $('status').textContent = '';
+    }
+
+    /* the files shown, or null: the live choices again */
+    function showFile(file) {
+        state.file = file;
+        $('open-base-choice').hidden = file === null;
+        if (file === null) {
+            delete document.body.dataset.opened;
+        } else {
+            document.body.dataset.opened = file.name + (file.base !== null
+                                                        ? ' against '
+                                                          + file.base : '');
+        }
+        $('choices').classList.toggle('from-file', file !== null);
     }
 
 
@@ -831,17 +930,28 @@
 
     function summary(p, tree, alloc) {
         const c = state.shown === null ? state.choices : state.loaded;
-        const tail = ', ' + count(p.stacks.length, 'stack')
-            + '; one sample per ' + F.formatBytes(p.period)
-            + ' allocated on average.';
+        const file = state.file;
+        const pt = p.period_type;
+        /* the server's are bytes; a file says what its period counts */
+        const period = !(p.period > 0) ? ''
+            : !pt || pt.unit === 'bytes' ? '; one sample per '
+              + F.formatBytes(p.period) + ' allocated on average'
+            : '; a sample every ' + F.formatCount(p.period) + ' '
+              + (pt.unit || pt.type);
+        const tail = ', ' + count(p.stacks.length, 'stack') + period + '.';
         /* a window compares its end with its start, as a base */
-        const what = p.seconds ? (state.based ? ' live after a window of '
+        const what = file !== null ? (alloc ? ' allocated' : ' live')
+                                     + ' in ' + file.name
+            : p.seconds ? (state.based ? ' live after a window of '
                                   : ' grew over ') + p.seconds + ' s'
             : c.snapshot ? (alloc ? ' allocated' : ' live') + ' as of '
                            + F.snapshotLabel(c.snapshot)
             : alloc ? ' allocated since sampling began' : ' live';
         const total = tree.total[0], base = tree.base[0];
         const since = !state.based ? ''
+            : file !== null ? '; ' + F.formatDelta(total - base)
+              + ' since the base, ' + file.base + ' ('
+              + F.formatBytes(base) + ' then)'
             : p.seconds ? '; ' + F.formatDelta(total - base)
                           + ' over the window' + judged(p.comparison)
             : '; ' + F.formatDelta(total - base)
@@ -850,7 +960,7 @@
 
         if (total === 0) {
             return 'No sampled bytes' + what + since
-                   + (c.snapshot || state.based ? '.'
+                   + (c.snapshot || state.based || file !== null ? '.'
                       : ': start sampling, let nginx work, then load again.');
         }
         return F.formatBytes(total) + what
@@ -1653,6 +1763,39 @@
             mark();
         }));
     }
+    $('open').addEventListener('change', () => {
+        openFiles($('open').files, false);
+        $('open').value = '';   /* the same file again is a change */
+    });
+    $('open-base').addEventListener('change', () => {
+        openFiles($('open-base').files, true);
+        $('open-base').value = '';
+    });
+    /* files dropped anywhere on the page; on "Compare with", a base */
+    const dragged = (ev) => ev.dataTransfer
+        && Array.from(ev.dataTransfer.types || []).includes('Files');
+
+    document.addEventListener('dragover', (ev) => {
+        if (dragged(ev) && state.page === 'heap') {
+            ev.preventDefault();
+            ev.dataTransfer.dropEffect = 'copy';
+            document.body.classList.add('dropping');
+        }
+    });
+    document.addEventListener('dragleave', (ev) => {
+        if (ev.relatedTarget === null) {
+            document.body.classList.remove('dropping');
+        }
+    });
+    document.addEventListener('drop', (ev) => {
+        document.body.classList.remove('dropping');
+        if (!dragged(ev) || state.page !== 'heap') {
+            return;
+        }
+        ev.preventDefault();
+        openFiles(ev.dataTransfer.files, state.file !== null
+                  && ev.target.closest('#open-base-choice') !== null);
+    });
     window.addEventListener('popstate', fromHash);
     window.addEventListener('hashchange', fromHash);
     window.addEventListener('resize', later(draw));

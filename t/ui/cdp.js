@@ -9,6 +9,9 @@
 // each message): Debian 12's node 18 has no WebSocket.
 // Prints the function's value as JSON, or {"failed": why}; with
 // CDP_SCREENSHOT=FILE, saves the page as it left it there (PNG).
+// CDP_FILES="SELECTOR=FILE;..." chooses files in the page's file inputs
+// first, one after the other, as a user would in the picker, each once
+// the page has read the one before (body[data-opened] names it).
 //
 //     node t/ui/cdp.js URL SCRIPT [WIDTHxHEIGHT]
 
@@ -118,6 +121,32 @@ async function drive(browser) {
             throw new Error('the page did not draw');
         }
         await sleep(50);
+    }
+
+    for (const entry of (process.env.CDP_FILES || '').split(';')) {
+        const eq = entry.indexOf('=');
+
+        if (eq === -1) {
+            continue;
+        }
+
+        const file = entry.slice(eq + 1), name = path.basename(file);
+        const { root } = await send('DOM.getDocument', {}, sessionId);
+        const { nodeId } = await send('DOM.querySelector', {
+            nodeId: root.nodeId, selector: entry.slice(0, eq) }, sessionId);
+
+        await send('DOM.setFileInputFiles', { files: [file], nodeId },
+                   sessionId);
+        while (!await evaluate('document.body.dataset.state === "error" || '
+                               + '(document.body.dataset.state === "ready" '
+                               + '&& (document.body.dataset.opened || "")'
+                               + '.split(" against ").includes('
+                               + JSON.stringify(name) + '))')) {
+            if (Date.now() > deadline + 30000) {
+                throw new Error(name + ' was not read');
+            }
+            await sleep(50);
+        }
     }
 
     const value = await evaluate('(' + fs.readFileSync(script, 'utf8')

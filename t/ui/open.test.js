@@ -1,0 +1,180 @@
+// pprof files opened in the page, in chromium: a Go program's heap
+// profiles (t/ui/goprof.js, through `go tool pprof -proto`), chosen in
+// the file picker through the DevTools protocol (t/ui/cdp.js) and
+// dropped on the page as a user drags them there; one shown, then
+// compared with the other.  Nothing of them goes to the server.
+//
+//     node --test t/ui/*.test.js
+
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { serve } = require('./serve.js');
+const { goProfiles } = require('./goprof.js');
+
+const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
+const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
+
+// what script (an async function's source) saw in the page of server,
+// once files ("SELECTOR=FILE;...") were chosen in its pickers
+async function drive(server, script, files) {
+    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-open-'));
+    const file = path.join(dir, 'drive.js');
+
+    fs.writeFileSync(file, script);
+    try {
+        const out = await new Promise((ok, fail) => execFile('node', [
+            path.join(__dirname, 'cdp.js'),
+            'http://127.0.0.1:' + server.address().port + '/malloc/ui',
+            file], { timeout: 120000, maxBuffer: 16 << 20,
+                     env: { ...process.env, CDP_FILES: files } },
+            (err, stdout) => (err ? fail(err) : ok(stdout))));
+
+        return JSON.parse(out);
+    } finally {
+        server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test('a Go heap, opened by the picker and by a drop, and compared',
+     { skip }, async (t) => {
+    const go = goProfiles();
+
+    if (go.skip) {
+        t.skip(go.skip);
+        return;
+    }
+
+    const server = serve({ stacks: 50 });
+    const b64 = (f) => fs.readFileSync(f).toString('base64');
+    const seen = await drive(server, `async () => {
+    const $ = (s) => document.querySelector(s);
+    const until = async (test) => {
+        for (const end = Date.now() + 20000; !test();) {
+            if (Date.now() > end) {
+                throw new Error('timed out: ' + test);
+            }
+            await new Promise((ok) => setTimeout(ok, 20));
+        }
+    };
+    const file = (b64, name, time) => new File(
+        [Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name,
+        { lastModified: time });
+    const drop = async (target, files) => {
+        const dt = new DataTransfer();
+
+        files.forEach((f) => dt.items.add(f));
+        const over = new DragEvent('dragover', { dataTransfer: dt,
+            bubbles: true, cancelable: true });
+        target.dispatchEvent(over);
+        document.body.dataset.state = 'stale';
+        target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt,
+            bubbles: true, cancelable: true }));
+        await until(() => ['ready', 'error'].includes(
+            document.body.dataset.state)
+            && document.body.dataset.tables === 'ready');
+        return over.defaultPrevented;
+    };
+    const frames = (cls) => [...$('#flame').querySelectorAll('.frame')]
+        .filter((e) => !cls || e.classList.contains(cls))
+        .map((e) => e.textContent);
+    const row = (name) => [...$('#top').tBodies[0].rows]
+        .find((tr) => tr.cells[0].textContent === name);
+    const cells = (name) => row(name)
+        && [...row(name).cells].map((td) => td.textContent);
+    const seen = {};
+    const requests = performance.getEntriesByType('resource').length;
+
+    await until(() => document.body.dataset.tables === 'ready');
+    // chosen in the pickers (cdp.js): after.pb.gz against before.pb.gz
+    seen.picked = { opened: document.body.dataset.opened,
+                    summary: $('#summary').textContent,
+                    legend: !$('#legend').hidden,
+                    grown: frames('grown'),
+                    hold: cells('main.holdMemory'),
+                    other: cells('main.otherSite'),
+                    errors: $('#error').textContent };
+
+    // one file dropped on the page: shown alone
+    const after = file('${b64(go.after)}', 'after.pb.gz', 2000);
+    const before = file('${b64(go.before)}', 'before.pb.gz', 1000);
+    seen.taken = await drop($('#summary'), [before]);
+    seen.one = { opened: document.body.dataset.opened,
+                 summary: $('#summary').textContent,
+                 base: !$('#open-base-choice').hidden,
+                 frames: frames().includes('main.holdMemory'),
+                 hold: cells('main.holdMemory') };
+    // and another on "Compare with": the base
+    await drop($('#open-base-choice'), [after]);
+    seen.based = { opened: document.body.dataset.opened,
+                   summary: $('#summary').textContent };
+    // two at once: the newer against the older
+    await drop($('#flame'), [before, after]);
+    seen.two = { opened: document.body.dataset.opened,
+                 summary: $('#summary').textContent,
+                 hold: cells('main.holdMemory') };
+    // no profile at all
+    await drop($('#flame'), [new File(['not a profile'], 'notes.txt')]);
+    seen.bad = { state: document.body.dataset.state,
+                 error: $('#error').textContent };
+    // the live heap again, with Load
+    $('#load').click();
+    await until(() => document.body.dataset.state === 'ready');
+    seen.live = { opened: document.body.dataset.opened === undefined,
+                  base: $('#open-base-choice').hidden,
+                  summary: $('#summary').textContent };
+    seen.requests = performance.getEntriesByType('resource')
+        .slice(requests).map((e) => new URL(e.name).pathname);
+    return seen;
+}`, '#open=' + go.after + ';#open-base=' + go.before);
+
+    t.diagnostic(JSON.stringify(seen));
+    assert.strictEqual(seen.failed, undefined, seen.failed);
+
+    const p = seen.picked;
+    assert.strictEqual(p.opened, 'after.pb.gz against before.pb.gz');
+    assert.strictEqual(p.errors, '');
+    assert.match(p.summary, new RegExp(
+        '^[\\d.]+ MiB live in after\\.pb\\.gz in [\\d,]+ objects; '
+        + '\\+33\\.\\d+ MiB since the base, before\\.pb\\.gz '
+        + '\\(32\\.\\d+ MiB then\\), \\d+ stacks; one sample per 1 B '
+        + 'allocated on average\\.$'));
+    assert.ok(p.legend, 'the legend of a comparison');
+    assert.ok(p.grown.includes('main.holdMemory'), p.grown.join(' '));
+    // flat, its share, its change; cum, its share, its change
+    assert.deepStrictEqual(p.hold.filter((c, k) => k !== 2 && k !== 5),
+                           ['main.holdMemory', '64.0 MiB', '+32.0 MiB',
+                            '64.0 MiB', '+32.0 MiB']);
+    assert.deepStrictEqual([p.other[1], p.other[3]],
+                           ['1.00 MiB', '+1.00 MiB']);
+
+    assert.ok(seen.taken, 'a drag of files is taken');
+    assert.strictEqual(seen.one.opened, 'before.pb.gz');
+    assert.match(seen.one.summary, /^3\d\.\d MiB live in before\.pb\.gz /);
+    assert.ok(seen.one.base && seen.one.frames);
+    assert.deepStrictEqual(seen.one.hold.slice(0, 2),
+                           ['main.holdMemory', '32.0 MiB']);
+    assert.strictEqual(seen.based.opened, 'before.pb.gz against after.pb.gz');
+    assert.match(seen.based.summary, /; -33\.\d+ MiB since the base, after/);
+    assert.strictEqual(seen.two.opened, 'after.pb.gz against before.pb.gz');
+    assert.strictEqual(seen.two.hold[3], '+32.0 MiB');
+    assert.strictEqual(seen.bad.state, 'error');
+    assert.match(seen.bad.error, /^notes\.txt: not a pprof profile: /);
+    assert.ok(seen.live.opened, 'no file named');
+    assert.ok(seen.live.base, 'no file to compare with');
+    assert.match(seen.live.summary, / live in [\d,]+ objects/);
+
+    // nothing asked of the server for the files: only Load's requests
+    assert.deepStrictEqual(seen.requests.filter((u) => u.includes('heap')),
+                           ['/malloc/pprof/heap.json']);
+    assert.deepStrictEqual(server.asked, ['', '']);
+    fs.rmSync(go.dir, { recursive: true, force: true });
+});
