@@ -5,11 +5,12 @@
  * Input: a dump.  A dump the parser accepts must come back unchanged from
  * its own heap_v2 text (same period, stacks in the same order, counts and
  * maps); adding it a second time must keep the stack count (or fail on an
- * overflow, which only merging can cause); a heap minus itself must be
- * empty; the legacy writer must produce its header; and a trimmed heap
- * must still write a dump that parses.  The check of a whole dump must
- * refuse the dump less its last byte, and ask no less with the maps known
- * than without.
+ * overflow, which only merging can cause); a heap kept against itself
+ * with nothing to keep must be empty, and against nothing with all to
+ * keep must keep what holds bytes, as it holds them; the legacy writer
+ * must produce its header; and a trimmed heap must still write a dump
+ * that parses.  The check of a whole dump must refuse the dump less its
+ * last byte, and ask no less with the maps known than without.
  */
 
 
@@ -26,6 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(int cond, const char *what);
 static void reparse(ngx_http_malloc_arena_t *arena,
     const ngx_http_malloc_heap_t *heap, ngx_http_malloc_heap_t *again);
+static void keep_all(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_heap_t *heap);
 
 
 static void
@@ -50,7 +53,7 @@ reparse(ngx_http_malloc_arena_t *arena, const ngx_http_malloc_heap_t *heap,
     ngx_http_malloc_mbuf_t  out;
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_v2(heap, &out);
+    ngx_http_malloc_heap_write_v2(heap, NULL, 0, &out);
     check(!out.failed, "heap_v2 written");
 
     /* exact size, so that ASan sees a read past the end */
@@ -76,6 +79,85 @@ reparse(ngx_http_malloc_arena_t *arena, const ngx_http_malloc_heap_t *heap,
 }
 
 
+/*
+ * heap_keep on copies of the heap: against itself with no group kept,
+ * nothing is left; against an empty base with every stack a group of its
+ * own to keep at what it holds, every stack that holds bytes stays, its
+ * kept bytes those it was given, and what is kept writes and parses
+ */
+
+static void
+keep_all(ngx_http_malloc_arena_t *arena, const ngx_http_malloc_heap_t *heap)
+{
+    size_t                    i, n;
+    double                   *bytes, *objs;
+    int64_t                   o, b;
+    uint32_t                 *group;
+    ngx_http_malloc_heap_t    copy, again, empty;
+    ngx_http_malloc_keep_t    keep;
+
+    group = malloc((heap->nstacks + 1) * sizeof(uint32_t));
+    bytes = malloc((heap->nstacks + 1) * sizeof(double));
+    objs = malloc((heap->nstacks + 1) * sizeof(double));
+
+    if (group == NULL || bytes == NULL || objs == NULL) {
+        abort();
+    }
+
+    keep.group = group;
+    keep.base_group = group;
+    keep.bytes = bytes;
+    keep.objs = objs;
+    keep.ngroups = heap->nstacks;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        group[i] = (uint32_t) i;
+        bytes[i] = 0;
+        objs[i] = 0;
+    }
+
+    reparse(arena, heap, &copy);
+    check(ngx_http_malloc_heap_keep(&copy, heap, &keep) == 0, "keep works");
+    check(copy.nstacks == 0, "a heap minus itself, nothing kept, is empty");
+
+    for (i = 0; i < heap->nstacks; i++) {
+        ngx_http_malloc_heap_unbias(heap->period, heap->stacks[i].objs,
+                                    heap->stacks[i].bytes, &o, &b);
+        bytes[i] = (double) b;
+        objs[i] = (double) o;
+    }
+
+    reparse(arena, heap, &copy);
+    ngx_http_malloc_heap_init(&empty, arena);
+
+    check(ngx_http_malloc_heap_keep(&copy, &empty, &keep) == 0,
+          "keep against nothing works");
+
+    /* each group is one stack, given what it holds: it keeps that */
+
+    for (i = 0, n = 0; i < heap->nstacks; i++) {
+        if (!(bytes[i] > 0)) {
+            continue;
+        }
+
+        check(n < copy.nstacks
+              && (double) copy.stacks[n].kept_bytes == bytes[i]
+              && copy.stacks[n].kept_objs > 0,
+              "a stack kept against nothing keeps what it holds");
+        n++;
+    }
+
+    check(n == copy.nstacks, "and only the stacks that hold bytes stay");
+
+    reparse(arena, &copy, &again);
+    check(again.nstacks == copy.nstacks, "what is kept parses again");
+
+    free(group);
+    free(bytes);
+    free(objs);
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -85,7 +167,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t                  lo, top;
     unsigned char            *copy;
     ngx_http_malloc_heap_t    heap, again, twice;
-    ngx_http_malloc_noise_t   nz;
     ngx_http_malloc_mbuf_t    out;
     ngx_http_malloc_arena_t  *arena;
 
@@ -136,14 +217,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_legacy(&heap, &out);
+    ngx_http_malloc_heap_write_legacy(&heap, NULL, 0, &out);
     check(!out.failed && out.len >= 14
           && memcmp(out.data, "heap profile: ", 14) == 0,
           "legacy text written");
     ngx_http_malloc_mbuf_free(&out);
 
-    check(ngx_http_malloc_heap_sub(&again, &heap, &nz) == 0, "sub works");
-    check(again.nstacks == 0, "a heap minus itself is empty");
+    keep_all(arena, &heap);
 
     /* trim around the first frame seen, then write and parse again */
 

@@ -647,8 +647,7 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
             which[i] = (uint32_t) (ns - np->stacks);
         }
 
-        ngx_http_malloc_heap_unbias(heap->period, st->objs, st->bytes,
-                                    &v[1], &v[0]);
+        ngx_http_malloc_heap_values(heap, st, &v[1], &v[0]);
         ngx_http_malloc_heap_unbias(heap->period, st->accum_objs,
                                     st->accum_bytes, &v[3], &v[2]);
 

@@ -19,7 +19,7 @@
  * (a full disk, a killed worker): every line must be whole and exactly of
  * its kind, or the dump is refused with the number of the line.
  *
- * Owns: the parsed heap.  Calls: arena, noise (pure C).
+ * Owns: the parsed heap.  Calls: arena (pure C).
  */
 
 
@@ -50,6 +50,20 @@ typedef enum {
 } ngx_http_malloc_heap_state_e;
 
 
+/* a group's change as heap_keep() shares it out among its stacks */
+typedef struct {
+    double                      grew;        /* its stacks' own growth, */
+    double                      ogrew;       /* bytes and objects */
+    double                      held;        /* their bytes now */
+    double                      bytes;       /* the shares so far, */
+    double                      objs;        /* as handed out */
+    double                      samples;
+    int64_t                     given_bytes;
+    int64_t                     given_objs;
+    int64_t                     given_samples;
+} ngx_http_malloc_share_t;
+
+
 static void ngx_http_malloc_heap_error(char *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int ngx_http_malloc_heap_maps(ngx_http_malloc_heap_t *heap,
@@ -78,11 +92,16 @@ static int ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
     size_t line);
 static void ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap);
 static const ngx_http_malloc_stack_t *ngx_http_malloc_heap_base(
-    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_stack_t *s,
-    unsigned char *seen);
-static void ngx_http_malloc_heap_sides(uint64_t period,
-    const ngx_http_malloc_stack_t *s, const ngx_http_malloc_stack_t *b,
-    ngx_http_malloc_side_t *now, ngx_http_malloc_side_t *was);
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_stack_t *s);
+static int ngx_http_malloc_heap_growth(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    size_t i, const ngx_http_malloc_stack_t **b, double *grew);
+static int64_t ngx_http_malloc_heap_share(double *shares, int64_t *given,
+    double share);
+static void ngx_http_malloc_heap_sampled(ngx_http_malloc_stack_t *s,
+    uint64_t period, ngx_http_malloc_share_t *sh);
+static void ngx_http_malloc_heap_write_comments(ngx_http_malloc_mbuf_t *out,
+    const char *const *comments, size_t n);
 static uint64_t ngx_http_malloc_heap_sat(uint64_t a, uint64_t b);
 static void ngx_http_malloc_heap_totals(const ngx_http_malloc_heap_t *heap,
     uint64_t *t);
@@ -862,6 +881,8 @@ ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
     s->bytes = c[1];
     s->accum_objs = c[2];
     s->accum_bytes = c[3];
+    s->kept_objs = 0;
+    s->kept_bytes = 0;
 
     slot = ngx_http_malloc_heap_slot(heap, frames, nframes);
     *slot = ++heap->nstacks;
@@ -877,7 +898,7 @@ done:
 
 
 /*
- * After trim or sub: rebuilds the index over the stacks that are left,
+ * After trim or keep: rebuilds the index over the stacks that are left,
  * compacting them and merging those that became equal.  The index never
  * needs to grow, as there are no more stacks than before.
  */
@@ -909,6 +930,12 @@ ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap)
                                                      s->accum_objs);
             t->accum_bytes = ngx_http_malloc_heap_sat(t->accum_bytes,
                                                       s->accum_bytes);
+            t->kept_objs = (int64_t) ngx_http_malloc_heap_sat(
+                               (uint64_t) t->kept_objs,
+                               (uint64_t) s->kept_objs);
+            t->kept_bytes = (int64_t) ngx_http_malloc_heap_sat(
+                                (uint64_t) t->kept_bytes,
+                                (uint64_t) s->kept_bytes);
             continue;
         }
 
@@ -921,14 +948,14 @@ ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap)
 
 
 int
-ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
-    const ngx_http_malloc_heap_t *base, ngx_http_malloc_noise_t *nz)
+ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep)
 {
-    size_t                          i, n, all, nzmax;
-    double                          zmax, *z, *d, *zs;
+    size_t                          i, n;
+    uint32_t                        g;
+    double                          grew[3], fb, fo;
     uint64_t                        period;
-    unsigned char                  *seen;
-    ngx_http_malloc_side_t          now, was;
+    ngx_http_malloc_share_t        *sh;
     ngx_http_malloc_stack_t        *s;
     const ngx_http_malloc_stack_t  *b;
 
@@ -942,80 +969,68 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
 
     period = (heap->period != 0) ? heap->period : base->period;
 
-    memset(nz, 0, sizeof(ngx_http_malloc_noise_t));
-
-    /* the heap's stacks, then the base's that the heap has not */
-
-    all = heap->nstacks + base->nstacks;
-
-    z = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
-    d = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
-    zs = ngx_http_malloc_arena_alloc(heap->arena, (all + 1) * sizeof(double));
-    seen = ngx_http_malloc_arena_alloc(heap->arena, base->nstacks + 1);
-
-    if (z == NULL || d == NULL || zs == NULL || seen == NULL) {
+    sh = ngx_http_malloc_arena_alloc(heap->arena, (keep->ngroups + 1)
+                                     * sizeof(ngx_http_malloc_share_t));
+    if (sh == NULL) {
         return -2;
     }
 
-    nzmax = 0;
+    memset(sh, 0, (keep->ngroups + 1) * sizeof(ngx_http_malloc_share_t));
 
-    for (i = 0; i < all; i++) {
+    /* what each group's stacks grew by, and hold, in all */
 
-        if (i < heap->nstacks) {
-            s = &heap->stacks[i];
-            b = ngx_http_malloc_heap_base(base, s, seen);
-
-        } else if (!seen[i - heap->nstacks]) {
-            s = NULL;
-            b = &base->stacks[i - heap->nstacks];
-
-        } else {
-            /* z and d stay 0: judged as no change, and not counted */
+    for (i = 0; i < heap->nstacks; i++) {
+        if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
             continue;
         }
 
-        ngx_http_malloc_heap_sides(period, s, b, &now, &was);
+        g = keep->group[i];
 
-        nz->samples += now.samples;
-        nz->base_samples += was.samples;
-        nz->net += now.bytes - was.bytes;
-
-        d[i] = now.bytes - was.bytes;
-        z[i] = ngx_http_malloc_noise_z(&now, &was, &zmax);
-
-        if (now.samples + was.samples > 0) {
-            nz->compared++;
-            zs[nzmax++] = zmax;
-        }
+        sh[g].grew += (grew[0] > 0) ? grew[0] : 0;
+        sh[g].ogrew += (grew[1] > 0) ? grew[1] : 0;
+        sh[g].held += grew[2];
     }
-
-    ngx_http_malloc_noise_level(nz, zs, nzmax);
-
-    /* every change is judged; what grew beyond the noise stays */
 
     n = 0;
     heap->accum = 0;
 
-    for (i = 0; i < all; i++) {
-        if (ngx_http_malloc_noise_judge(nz, z[i], d[i]) != 1
-            || i >= heap->nstacks)
-        {
+    for (i = 0; i < heap->nstacks; i++) {
+        if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
             continue;
         }
 
+        g = keep->group[i];
         s = &heap->stacks[i];
-        b = ngx_http_malloc_heap_base(base, s, NULL);
+
+        fb = (sh[g].grew > 0) ? ((grew[0] > 0) ? grew[0] : 0) / sh[g].grew
+             : (sh[g].held > 0) ? grew[2] / sh[g].held : 0;
+        fo = (sh[g].ogrew > 0) ? ((grew[1] > 0) ? grew[1] : 0) / sh[g].ogrew
+             : fb;
+
+        s->kept_bytes = ngx_http_malloc_heap_share(&sh[g].bytes,
+                                                   &sh[g].given_bytes,
+                                                   keep->bytes[g] * fb);
+        s->kept_objs = (keep->objs[g] > 0)
+                       ? ngx_http_malloc_heap_share(&sh[g].objs,
+                                                    &sh[g].given_objs,
+                                                    keep->objs[g] * fo)
+                       : 0;
+
+        if (s->kept_bytes <= 0) {
+            continue;
+        }
+
+        /* grown in bytes but not in count: bigger objects */
+
+        if (s->kept_objs <= 0) {
+            s->kept_objs = 1;
+        }
+
+        ngx_http_malloc_heap_sampled(s, period, &sh[g]);
+
+        /* accumulated counts only fall after a prof.reset */
 
         if (b != NULL) {
-            if (s->bytes <= b->bytes) {
-                continue;
-            }
-
-            s->bytes -= b->bytes;
-            s->objs = (s->objs > b->objs) ? s->objs - b->objs : 0;
-
-            /* accumulated counts only fall after a prof.reset */
-
             if (s->accum_bytes > b->accum_bytes) {
                 s->accum_bytes -= b->accum_bytes;
                 s->accum_objs = (s->accum_objs > b->accum_objs)
@@ -1026,9 +1041,6 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
                 s->accum_objs = 0;
             }
 
-            /* grown in bytes but not in count: bigger objects */
-
-            ngx_http_malloc_heap_normalize(&s->objs, &s->bytes);
             ngx_http_malloc_heap_normalize(&s->accum_objs, &s->accum_bytes);
         }
 
@@ -1040,6 +1052,7 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
     }
 
     heap->nstacks = n;
+    heap->kept = 1;
 
     ngx_http_malloc_heap_reindex(heap);
 
@@ -1047,11 +1060,119 @@ ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
 }
 
 
-/* the base's stack with the frames of "s", or NULL; marked as seen */
+/*
+ * Heap stack i, if its group is kept: its base stack (*b, or NULL), and
+ * what it grew by and holds, unbiased: bytes, objects, bytes now.  -1
+ * for a stack whose group goes.
+ */
+
+static int
+ngx_http_malloc_heap_growth(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    size_t i, const ngx_http_malloc_stack_t **b, double *grew)
+{
+    int64_t                         objs, bytes, bobjs, bbytes;
+    uint32_t                        g;
+    const ngx_http_malloc_stack_t  *s;
+
+    g = keep->group[i];
+
+    if (g >= keep->ngroups || !(keep->bytes[g] > 0)) {
+        return -1;
+    }
+
+    s = &heap->stacks[i];
+    *b = ngx_http_malloc_heap_base(base, s);
+
+    if (*b != NULL && keep->base_group != NULL
+        && keep->base_group[*b - base->stacks] != g)
+    {
+        /* the same addresses, other names: another module mapped there */
+        *b = NULL;
+    }
+
+    ngx_http_malloc_heap_unbias(heap->period, s->objs, s->bytes, &objs,
+                                &bytes);
+    bobjs = 0;
+    bbytes = 0;
+
+    if (*b != NULL) {
+        ngx_http_malloc_heap_unbias(base->period, (*b)->objs, (*b)->bytes,
+                                    &bobjs, &bbytes);
+    }
+
+    grew[0] = (double) bytes - (double) bbytes;
+    grew[1] = (double) objs - (double) bobjs;
+    grew[2] = (double) bytes;
+
+    return 0;
+}
+
+
+/*
+ * One stack's part of its group's change, rounded so that the parts
+ * handed out so far add up to the rounded sum of their shares
+ */
+
+static int64_t
+ngx_http_malloc_heap_share(double *shares, int64_t *given, double share)
+{
+    int64_t  part;
+
+    *shares += share;
+
+    part = ngx_http_malloc_heap_round(*shares) - *given;
+    *given += part;
+
+    return part;
+}
+
+
+/*
+ * The sampled counts of what a stack keeps: its kept objects as jemalloc
+ * would have sampled them at their mean size, whole samples shared out
+ * in the group as its bytes are
+ */
+
+static void
+ngx_http_malloc_heap_sampled(ngx_http_malloc_stack_t *s, uint64_t period,
+    ngx_http_malloc_share_t *sh)
+{
+    double   mean, q;
+    int64_t  objs;
+
+    mean = (double) s->kept_bytes / (double) s->kept_objs;
+    q = (period > 1) ? -expm1(-mean / (double) period) : 1.0;
+
+    objs = ngx_http_malloc_heap_share(&sh->samples, &sh->given_samples,
+                                      (double) s->kept_objs * q);
+
+    s->objs = (objs > 0) ? (uint64_t) objs : 0;
+    s->bytes = (uint64_t) ngx_http_malloc_heap_round((double) s->objs
+                                                     * mean);
+}
+
+
+void
+ngx_http_malloc_heap_values(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_stack_t *s, int64_t *objs, int64_t *bytes)
+{
+    if (heap->kept) {
+        *objs = s->kept_objs;
+        *bytes = s->kept_bytes;
+        return;
+    }
+
+    ngx_http_malloc_heap_unbias(heap->period, s->objs, s->bytes, objs,
+                                bytes);
+}
+
+
+/* the base's stack with the frames of "s", or NULL */
 
 static const ngx_http_malloc_stack_t *
 ngx_http_malloc_heap_base(const ngx_http_malloc_heap_t *base,
-    const ngx_http_malloc_stack_t *s, unsigned char *seen)
+    const ngx_http_malloc_stack_t *s)
 {
     uint32_t  *slot;
 
@@ -1065,33 +1186,7 @@ ngx_http_malloc_heap_base(const ngx_http_malloc_heap_t *base,
         return NULL;
     }
 
-    if (seen != NULL) {
-        seen[*slot - 1] = 1;
-    }
-
     return &base->stacks[*slot - 1];
-}
-
-
-/* a stack's live samples in each heap, either of which may be NULL */
-
-static void
-ngx_http_malloc_heap_sides(uint64_t period, const ngx_http_malloc_stack_t *s,
-    const ngx_http_malloc_stack_t *b, ngx_http_malloc_side_t *now,
-    ngx_http_malloc_side_t *was)
-{
-    memset(now, 0, sizeof(ngx_http_malloc_side_t));
-    memset(was, 0, sizeof(ngx_http_malloc_side_t));
-
-    if (s != NULL) {
-        ngx_http_malloc_noise_add(now, period, (double) s->objs,
-                                  (double) s->bytes);
-    }
-
-    if (b != NULL) {
-        ngx_http_malloc_noise_add(was, period, (double) b->objs,
-                                  (double) b->bytes);
-    }
 }
 
 
@@ -1222,6 +1317,7 @@ ngx_http_malloc_heap_write_maps(const ngx_http_malloc_heap_t *heap,
 
 void
 ngx_http_malloc_heap_write_v2(const ngx_http_malloc_heap_t *heap,
+    const char *const *comments, size_t ncomments,
     ngx_http_malloc_mbuf_t *out)
 {
     size_t                          i;
@@ -1235,6 +1331,8 @@ ngx_http_malloc_heap_write_v2(const ngx_http_malloc_heap_t *heap,
                                 " [%" PRIu64 ": %" PRIu64 "]\n",
                                 heap->period ? heap->period : 1,
                                 t[0], t[1], t[2], t[3]);
+
+    ngx_http_malloc_heap_write_comments(out, comments, ncomments);
 
     for (i = 0; i < heap->nstacks; i++) {
         s = &heap->stacks[i];
@@ -1253,6 +1351,7 @@ ngx_http_malloc_heap_write_v2(const ngx_http_malloc_heap_t *heap,
 
 void
 ngx_http_malloc_heap_write_legacy(const ngx_http_malloc_heap_t *heap,
+    const char *const *comments, size_t ncomments,
     ngx_http_malloc_mbuf_t *out)
 {
     size_t                          i;
@@ -1267,6 +1366,8 @@ ngx_http_malloc_heap_write_legacy(const ngx_http_malloc_heap_t *heap,
                                 t[0], t[1], t[2], t[3],
                                 heap->period ? heap->period : 1);
 
+    ngx_http_malloc_heap_write_comments(out, comments, ncomments);
+
     for (i = 0; i < heap->nstacks; i++) {
         s = &heap->stacks[i];
 
@@ -1278,6 +1379,38 @@ ngx_http_malloc_heap_write_legacy(const ngx_http_malloc_heap_t *heap,
     }
 
     ngx_http_malloc_heap_write_maps(heap, out);
+}
+
+
+/*
+ * "# <comment>" lines: a line break inside one (a symbol may hold
+ * anything) would end the comment and start a line that is not one
+ */
+
+static void
+ngx_http_malloc_heap_write_comments(ngx_http_malloc_mbuf_t *out,
+    const char *const *comments, size_t n)
+{
+    size_t       i, len;
+    const char  *c;
+
+    for (i = 0; i < n; i++) {
+        ngx_http_malloc_mbuf_append(out, "# ", 2);
+
+        for (c = comments[i]; *c != '\0'; c += len) {
+            len = strcspn(c, "\r\n");
+
+            if (len == 0) {
+                ngx_http_malloc_mbuf_append(out, " ", 1);
+                len = 1;
+                continue;
+            }
+
+            ngx_http_malloc_mbuf_append(out, c, len);
+        }
+
+        ngx_http_malloc_mbuf_append(out, "\n", 1);
+    }
 }
 
 

@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "ngx_http_malloc_arena.h"
-#include "ngx_http_malloc_noise.h"
 
 
 #define NGX_HTTP_MALLOC_HEAP_ERR_LEN  256
@@ -29,6 +28,8 @@ typedef struct {
     uint64_t                    bytes;       /* the dump, not unbiased */
     uint64_t                    accum_objs;  /* since start or reset */
     uint64_t                    accum_bytes;
+    int64_t                     kept_objs;   /* unbiased, in a heap that */
+    int64_t                     kept_bytes;  /* heap_keep() made */
 } ngx_http_malloc_stack_t;
 
 
@@ -46,7 +47,21 @@ typedef struct {
                                                 dump added, NUL-terminated */
     size_t                      maps_len;
     unsigned                    accum:1;     /* some accum_* is not zero */
+    unsigned                    kept:1;      /* what a comparison kept:
+                                                heap_values() */
 } ngx_http_malloc_heap_t;
+
+
+/* what a comparison judged, for heap_keep() */
+typedef struct {
+    const uint32_t             *group;       /* each heap stack's group */
+    const uint32_t             *base_group;  /* each base stack's, or NULL:
+                                                by its frames alone */
+    const double               *bytes;       /* each group's change to keep,
+                                                unbiased; > 0: it stays */
+    const double               *objs;
+    size_t                      ngroups;
+} ngx_http_malloc_keep_t;
 
 
 void ngx_http_malloc_heap_init(ngx_http_malloc_heap_t *heap,
@@ -77,27 +92,43 @@ int ngx_http_malloc_heap_whole(const unsigned char *text, size_t len,
 uint64_t ngx_http_malloc_heap_top(const unsigned char *maps, size_t len);
 
 /*
- * heap -= base, stack by stack: only the stacks that grew beyond the
- * sampling noise stay; "nz" tells what the comparison rests on.  0, -1
- * when the sampling rates differ, -2 when out of memory.
+ * heap -= base, by groups of stacks (the stacks of the same function
+ * names): a comparison judged each group, and only the heap's stacks of
+ * the groups to keep stay, sharing the group's change in proportion to
+ * their own growth (each its own change when none of the group shrank;
+ * by what they hold when none grew).  The base's stack of a heap stack
+ * is the one with its frames, in the same group.  Their unbiased counts
+ * (heap_values) add up to each group's change; their sampled counts
+ * follow as near as whole samples allow.  A heap kept takes no more
+ * dumps.  0, -1 when the sampling rates differ, -2 when out of memory.
  */
-int ngx_http_malloc_heap_sub(ngx_http_malloc_heap_t *heap,
-    const ngx_http_malloc_heap_t *base, ngx_http_malloc_noise_t *nz);
+int ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep);
+
+/* a stack's live counts, unbiased: the sampled ones scaled, or kept */
+void ngx_http_malloc_heap_values(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_stack_t *s, int64_t *objs, int64_t *bytes);
 
 /* drops leading frames in [lo, hi) (the allocator's own) from each stack */
 void ngx_http_malloc_heap_trim(ngx_http_malloc_heap_t *heap, uint64_t lo,
     uint64_t hi);
 
-/* a heap_v2 dump of the (merged) heap that jeprof reads */
+/*
+ * A heap_v2 dump of the (merged) heap that jeprof reads; the comments, if
+ * any, as "# " lines after the header, which jeprof passes over.
+ */
 void ngx_http_malloc_heap_write_v2(const ngx_http_malloc_heap_t *heap,
+    const char *const *comments, size_t ncomments,
     ngx_http_malloc_mbuf_t *out);
 
 /*
  * gperftools' legacy heap profile text with the heap_v2 sampling header
  * ("heap profile: I: B [A: AB] @ heap_v2/PERIOD") and MAPPED_LIBRARIES,
- * which both jeprof and go tool pprof read.
+ * which both jeprof and go tool pprof read; the comments as "# " lines
+ * after the header, which both pass over.
  */
 void ngx_http_malloc_heap_write_legacy(const ngx_http_malloc_heap_t *heap,
+    const char *const *comments, size_t ncomments,
     ngx_http_malloc_mbuf_t *out);
 
 /*

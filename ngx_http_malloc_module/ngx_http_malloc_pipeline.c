@@ -6,8 +6,8 @@
  * in a thread or in place: it touches only its own pipe and the symbol
  * cache, under the cache's mutex.  Pure C: no nginx types.
  *
- * Owns: the symbol cache of this process.  Calls: arena, heap, symbol,
- * pprof, folded, otlp.
+ * Owns: the symbol cache of this process.  Calls: arena, heap, noise,
+ * symbol, pprof, folded, otlp.
  */
 
 
@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@
 /* the longest dump read back, a guard against a runaway file */
 #define NGX_HTTP_MALLOC_DUMP_MAX  (256 * 1024 * 1024)
 
+/* the stacks that grew named in a comparison's comments, at most */
+#define NGX_HTTP_MALLOC_PIPE_GREW  20
+
 
 typedef struct {
     ngx_http_malloc_symbols_t  *syms;
@@ -37,6 +41,13 @@ typedef struct {
     ngx_http_malloc_map_t      *maps;
     size_t                      nmaps;
 } ngx_http_malloc_resolver_t;
+
+
+/* a named stack that grew, for the comments */
+typedef struct {
+    double                      change;
+    size_t                      stack;
+} ngx_http_malloc_grew_t;
 
 
 static int ngx_http_malloc_pipe_fail(ngx_http_malloc_pipe_t *pl, int rc,
@@ -61,8 +72,15 @@ static int ngx_http_malloc_pipe_otlp(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs, ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
-static size_t ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
-    char **comments);
+static int ngx_http_malloc_pipe_compare(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs);
+static int ngx_http_malloc_pipe_base(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_named_t *np, uint32_t *which);
+static void ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np);
+static char *ngx_http_malloc_pipe_grew(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np, size_t i);
+static int ngx_http_malloc_pipe_larger(const void *one, const void *two);
 static char *ngx_http_malloc_pipe_sprintf(ngx_http_malloc_pipe_t *pl,
     const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static const char *ngx_http_malloc_pipe_resolve(void *data, uint64_t addr,
@@ -240,16 +258,18 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
 int
 ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 {
+    int                         compare;
     ngx_http_malloc_resolver_t  rs;
 
     if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
         return pl->rc;
     }
 
+    compare = (pl->seconds || pl->subtract);
+
     /* sampled counts at different rates do not compare */
 
-    if ((pl->seconds || pl->subtract)
-        && pl->heap.period != 0 && pl->base.period != 0
+    if (compare && pl->heap.period != 0 && pl->base.period != 0
         && pl->heap.period != pl->base.period)
     {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
@@ -257,19 +277,8 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
                                          "during the growth window");
     }
 
-    /* the viewer's JSON has room for both signs: it compares by itself */
-
-    if ((pl->seconds || pl->subtract)
-        && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED
-        && ngx_http_malloc_heap_sub(&pl->heap, &pl->base, &pl->noise) != 0)
-    {
-        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
-                                         "out of memory while comparing "
-                                         "the heaps");
-    }
-
-    if (pl->format == NGX_HTTP_MALLOC_PIPE_V2) {
-        ngx_http_malloc_heap_write_v2(&pl->heap, &pl->out);
+    if (pl->format == NGX_HTTP_MALLOC_PIPE_V2 && !compare) {
+        ngx_http_malloc_heap_write_v2(&pl->heap, NULL, 0, &pl->out);
 
     } else {
         ngx_http_malloc_pipe_lock();
@@ -278,8 +287,22 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 
         ngx_http_malloc_pipe_trim(&pl->heap, rs.maps, rs.nmaps);
 
-        if (pl->format == NGX_HTTP_MALLOC_PIPE_LEGACY) {
-            ngx_http_malloc_heap_write_legacy(&pl->heap, &pl->out);
+        /* the viewer's JSON has room for both sides: judged as written */
+
+        if (compare && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED) {
+            (void) ngx_http_malloc_pipe_compare(pl, &rs);
+        }
+
+        if (pl->rc != NGX_HTTP_MALLOC_PIPE_OK) {
+            /* nothing to encode */
+
+        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_V2) {
+            ngx_http_malloc_heap_write_v2(&pl->heap, pl->comments,
+                                          pl->ncomments, &pl->out);
+
+        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_LEGACY) {
+            ngx_http_malloc_heap_write_legacy(&pl->heap, pl->comments,
+                                              pl->ncomments, &pl->out);
 
         } else if (pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED
                    || pl->format == NGX_HTTP_MALLOC_PIPE_OTLP)
@@ -303,11 +326,144 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 }
 
 
+/*
+ * The one judgement of a comparison, for the forms that hold only what
+ * grew (heap_v2, the legacy text, profile.proto, OTLP): the heap and the
+ * base named as pprof/heap.json names them (the same names, renamed the
+ * same way), each named stack judged once, and the heap's address stacks
+ * of each named stack that grew kept with its change.  Stacks differ by
+ * address where pprof/heap.json sees one (several call sites in one
+ * function, a module mapped elsewhere after a reload): each alone has
+ * too few samples to be judged, and its base may be under another
+ * address.  With the symbol cache locked, the heap trimmed.
+ */
+
+static int
+ngx_http_malloc_pipe_compare(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_resolver_t *rs)
+{
+    int                        rc;
+    size_t                     i;
+    double                    *bytes, *objs;
+    uint32_t                  *which, *bwhich;
+    ngx_http_malloc_keep_t     keep;
+    ngx_http_malloc_named_t    np;
+    ngx_http_malloc_nstack_t  *s;
+    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    ngx_http_malloc_named_init(&np, pl->arena);
+    np.rename = (pl->rename != NULL) ? pl->rename
+                                     : ngx_http_malloc_symbols_demangle;
+
+    which = ngx_http_malloc_arena_alloc(pl->arena, (pl->heap.nstacks + 1)
+                                                   * sizeof(uint32_t));
+    bwhich = ngx_http_malloc_arena_alloc(pl->arena, (pl->base.nstacks + 1)
+                                                    * sizeof(uint32_t));
+    if (which == NULL || bwhich == NULL) {
+        goto nomem;
+    }
+
+    if (ngx_http_malloc_named_heap_map(&np, &pl->heap, rs->maps, rs->nmaps,
+                                       ngx_http_malloc_pipe_resolve, rs, 0,
+                                       which, err)
+        != 0)
+    {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "%s", err);
+    }
+
+    if (ngx_http_malloc_pipe_base(pl, &np, bwhich) != NGX_HTTP_MALLOC_PIPE_OK
+        || ngx_http_malloc_named_judge(&np) != 0)
+    {
+        goto nomem;
+    }
+
+    bytes = ngx_http_malloc_arena_alloc(pl->arena,
+                                        (np.nstacks + 1) * sizeof(double));
+    objs = ngx_http_malloc_arena_alloc(pl->arena,
+                                       (np.nstacks + 1) * sizeof(double));
+    if (bytes == NULL || objs == NULL) {
+        goto nomem;
+    }
+
+    for (i = 0; i < np.nstacks; i++) {
+        s = &np.stacks[i];
+
+        if (np.judged[i] == 1) {
+            bytes[i] = s->side[0].bytes - s->side[1].bytes;
+            objs[i] = (double) s->v[1] - (double) s->base[1];
+
+        } else {
+            bytes[i] = 0;
+            objs[i] = 0;
+        }
+    }
+
+    keep.group = which;
+    keep.base_group = bwhich;
+    keep.bytes = bytes;
+    keep.objs = objs;
+    keep.ngroups = np.nstacks;
+
+    rc = ngx_http_malloc_heap_keep(&pl->heap, &pl->base, &keep);
+
+    if (rc == -1) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_RATE,
+                                         "the sampling interval changed "
+                                         "during the growth window");
+    }
+
+    if (rc != 0) {
+        goto nomem;
+    }
+
+    pl->noise = np.noise;
+
+    ngx_http_malloc_pipe_comments(pl, &np);
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+
+nomem:
+
+    return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                     "out of memory while comparing the "
+                                     "heaps");
+}
+
+
+/*
+ * The base into the named profile, named by its own mappings (a reload
+ * may have moved a module) and trimmed as the heap is; which: as in
+ * named_heap_map().  With the symbol cache locked.
+ */
+
+static int
+ngx_http_malloc_pipe_base(ngx_http_malloc_pipe_t *pl,
+    ngx_http_malloc_named_t *np, uint32_t *which)
+{
+    ngx_http_malloc_resolver_t  brs;
+    char                        err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+
+    ngx_http_malloc_pipe_resolver(pl, &pl->base, &brs);
+    ngx_http_malloc_pipe_trim(&pl->base, brs.maps, brs.nmaps);
+
+    if (ngx_http_malloc_named_heap_map(np, &pl->base, brs.maps, brs.nmaps,
+                                       ngx_http_malloc_pipe_resolve, &brs, 1,
+                                       which, err)
+        != 0)
+    {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "%s", err);
+    }
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
 static int
 ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
-    char                    *comments[4];
     struct timespec          ts;
     ngx_http_malloc_pprof_t  pp;
     char                     err[NGX_HTTP_MALLOC_PPROF_ERR_LEN];
@@ -324,8 +480,8 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     pp.time_nanos = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
     pp.duration_nanos = (int64_t) pl->seconds * 1000000000;
     pp.arena = pl->arena;
-    pp.comments = (const char **) comments;
-    pp.ncomments = ngx_http_malloc_pipe_comments(pl, comments);
+    pp.comments = pl->comments;
+    pp.ncomments = pl->ncomments;
 
     if (ngx_http_malloc_pprof_encode(&pp, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_ENCODE,
@@ -338,21 +494,35 @@ ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
 
 
 /*
- * What a growth profile rests on, in words that go tool pprof -comments
- * prints: up to 4 comments (none without a comparison), in the arena.
+ * What a comparison rests on and can see, in words that go tool pprof
+ * -comments prints and the text forms carry as "# " lines: the
+ * judgement, the net and what is shown, the detection limit, the exact
+ * change and the caveat, then the named stacks that grew, the largest
+ * first, each with its interval (NGX_HTTP_MALLOC_PIPE_GREW of them; the
+ * JSON has every stack's margin).  In the arena; none when out of
+ * memory.
  */
 
-static size_t
-ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
+static void
+ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np)
 {
-    size_t                    n;
-    ngx_http_malloc_noise_t  *nz;
+    size_t                          n, i, ngrew;
+    const char                    **comments;
+    ngx_http_malloc_grew_t         *grew;
+    const ngx_http_malloc_noise_t  *nz;
+    char                            line[512];
 
-    if (!pl->seconds && !pl->subtract) {
-        return 0;
+    nz = &np->noise;
+
+    comments = ngx_http_malloc_arena_alloc(pl->arena,
+                                           (NGX_HTTP_MALLOC_PIPE_GREW + 6)
+                                           * sizeof(char *));
+    grew = ngx_http_malloc_arena_alloc(pl->arena, (np->nstacks + 1)
+                                           * sizeof(ngx_http_malloc_grew_t));
+    if (comments == NULL || grew == NULL) {
+        return;
     }
-
-    nz = &pl->noise;
 
     n = 0;
 
@@ -360,7 +530,8 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
                         "growth: only the stacks that grew beyond sampling "
                         "noise (%.0f%% confidence for all at once; %zu of "
                         "%zu stacks, |z| >= %.2f), resting on %.0f samples "
-                        "now and %.0f in the base",
+                        "now and %.0f in the base; a stack is its "
+                        "functions' names, as pprof/heap.json has it",
                         NGX_HTTP_MALLOC_NOISE_LEVEL * 100, nz->grew,
                         nz->compared, nz->z, nz->samples, nz->base_samples);
 
@@ -370,6 +541,9 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
                         "shrunk beyond the noise", nz->net, nz->grown,
                         nz->shrunk);
 
+    (void) ngx_http_malloc_noise_detection(line, sizeof(line), nz);
+    comments[n++] = ngx_http_malloc_pipe_sprintf(pl, "detection: %s", line);
+
     if (pl->exact_of != NULL) {
         comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
                             "%s changed by %+lld bytes (exact); the samples "
@@ -378,14 +552,99 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl, char **comments)
     }
 
     if (pl->caveat != NULL) {
-        comments[n++] = (char *) pl->caveat;
+        comments[n++] = pl->caveat;
     }
 
-    while (n > 0 && comments[n - 1] == NULL) {
-        n--;
+    ngrew = 0;
+
+    for (i = 0; i < np->nstacks; i++) {
+        if (np->judged[i] == 1) {
+            grew[ngrew].change = np->stacks[i].side[0].bytes
+                                 - np->stacks[i].side[1].bytes;
+            grew[ngrew].stack = i;
+            ngrew++;
+        }
     }
 
-    return n;
+    qsort(grew, ngrew, sizeof(ngx_http_malloc_grew_t),
+          ngx_http_malloc_pipe_larger);
+
+    for (i = 0; i < ngrew && i < NGX_HTTP_MALLOC_PIPE_GREW; i++) {
+        comments[n++] = ngx_http_malloc_pipe_grew(pl, np, grew[i].stack);
+    }
+
+    if (ngrew > NGX_HTTP_MALLOC_PIPE_GREW) {
+        comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
+                            "and %zu more stacks grew: pprof/heap.json "
+                            "gives each with its margin",
+                            ngrew - NGX_HTTP_MALLOC_PIPE_GREW);
+    }
+
+    pl->comments = comments;
+    pl->ncomments = n;
+}
+
+
+/*
+ * "grew: leaf < caller < caller's caller: +17.5 MiB, 99%: 9.0 to 26.0 MiB
+ * (+18350080 +- 8912896 bytes; 35 samples now, 0 in the base)"
+ */
+
+static char *
+ngx_http_malloc_pipe_grew(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np, size_t i)
+{
+    int                              m;
+    size_t                           len;
+    uint32_t                         k;
+    double                           change;
+    const ngx_http_malloc_nstack_t  *s;
+    char                             path[256], interval[96];
+
+    s = &np->stacks[i];
+    change = s->side[0].bytes - s->side[1].bytes;
+
+    len = 0;
+    path[0] = '\0';
+
+    for (k = s->n; k > 0 && s->n - k < 3 && len < sizeof(path); k--) {
+        m = snprintf(path + len, sizeof(path) - len, "%s%s",
+                     (k == s->n) ? "" : " < ", np->names[s->ids[k - 1] - 1]);
+        if (m < 0) {
+            break;
+        }
+
+        len += (size_t) m;
+    }
+
+    (void) ngx_http_malloc_noise_interval(interval, sizeof(interval), change,
+                                          np->margins[i]);
+
+    return ngx_http_malloc_pipe_sprintf(pl, "grew: %s%s: %s (%+.0f +- %.0f "
+                                        "bytes; %.0f samples now, %.0f in "
+                                        "the base)", path,
+                                        (k > 0) ? " < ..." : "", interval,
+                                        change, np->margins[i],
+                                        s->side[0].samples,
+                                        s->side[1].samples);
+}
+
+
+/* the larger change first, then the stack first seen */
+
+static int
+ngx_http_malloc_pipe_larger(const void *one, const void *two)
+{
+    const ngx_http_malloc_grew_t  *a, *b;
+
+    a = one;
+    b = two;
+
+    if (a->change != b->change) {
+        return (a->change > b->change) ? -1 : 1;
+    }
+
+    return (a->stack < b->stack) ? -1 : (a->stack > b->stack);
 }
 
 
@@ -416,7 +675,6 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     char                       **path;
     ngx_http_malloc_mbuf_t       json;
     ngx_http_malloc_named_t      np;
-    ngx_http_malloc_resolver_t   brs;
     char                         err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
 
     ngx_http_malloc_named_init(&np, pl->arena);
@@ -439,21 +697,13 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
                                          "%s", err);
     }
 
-    if (pl->seconds || pl->subtract) {
+    /* OTLP's heap is what the comparison kept: it has no base left */
 
-        /* the base's own mappings: a reload may have moved a module */
-
-        ngx_http_malloc_pipe_resolver(pl, &pl->base, &brs);
-        ngx_http_malloc_pipe_trim(&pl->base, brs.maps, brs.nmaps);
-
-        if (ngx_http_malloc_named_heap(&np, &pl->base, brs.maps, brs.nmaps,
-                                       ngx_http_malloc_pipe_resolve, &brs, 1,
-                                       err)
-            != 0)
-        {
-            return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
-                                             "%s", err);
-        }
+    if ((pl->seconds || pl->subtract)
+        && pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED
+        && ngx_http_malloc_pipe_base(pl, &np, NULL) != NGX_HTTP_MALLOC_PIPE_OK)
+    {
+        return pl->rc;
     }
 
     np.exact_of = pl->exact_of;
@@ -477,6 +727,10 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     if (ngx_http_malloc_named_write(&np, pl->seconds, &pl->out, err) != 0) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
                                          "%s", err);
+    }
+
+    if (np.compared) {
+        pl->noise = np.noise;
     }
 
     if (!pl->gzip) {

@@ -16,6 +16,7 @@
 
 #include "ngx_http_malloc_arena.h"
 #include "ngx_http_malloc_heap.h"
+#include "ngx_http_malloc_noise.h"
 #include "ngx_http_malloc_otlp.h"
 
 
@@ -70,7 +71,10 @@ typedef struct {
     unsigned                    gzip:1;     /* FOLDED: the answer gzipped */
     unsigned                    subtract:1; /* heap - base, as a window */
     ngx_http_malloc_noise_t     noise;      /* what heap - base rests on,
-                                               once encoded (not FOLDED) */
+                                               once encoded */
+    const char                **comments;   /* the same in words, once
+                                               encoded (not FOLDED) */
+    size_t                      ncomments;
     const char                 *exact_of;   /* what the comparison
                                                estimates, exactly known:
                                                "the master's allocated
@@ -95,7 +99,14 @@ void ngx_http_malloc_pipe_free(ngx_http_malloc_pipe_t *pl);
 int ngx_http_malloc_pipe_read(ngx_http_malloc_pipe_t *pl, char **paths,
     int base);
 
-/* heap - base (with "seconds"), trimmed, symbolized, encoded into out */
+/*
+ * heap - base (with "seconds" or "subtract"), trimmed, symbolized,
+ * encoded into out.  A comparison is judged once, by named stack
+ * (folded.c's named_judge, as pprof/heap.json shows it), and every
+ * format holds that judgement: the JSON both sides and each stack's
+ * verdict, the others the address stacks of the named stacks that grew,
+ * with their change, and the comparison in words.
+ */
 int ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl);
 
 /* the symbol protocol: "0x1a2b+0x3c4d..." in, "0x... name" lines out */

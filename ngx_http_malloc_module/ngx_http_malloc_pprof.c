@@ -618,8 +618,7 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
         nv = 2;
     }
 
-    ngx_http_malloc_heap_unbias(period, s->objs, s->bytes, &v[nv],
-                                &v[nv + 1]);
+    ngx_http_malloc_heap_values(ctx->pp->heap, s, &v[nv], &v[nv + 1]);
     nv += 2;
 
     locs_len = 0;
@@ -642,7 +641,10 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
 
     /* the object size, as pprof's "bytes" tag, like Go's heap profiles */
 
-    if (s->objs != 0) {
+    if (ctx->pp->heap->kept && s->kept_objs > 0) {
+        block = s->kept_bytes / s->kept_objs;
+
+    } else if (s->objs != 0) {
         block = (int64_t) (s->bytes / s->objs);
 
     } else if (s->accum_objs != 0) {

@@ -46,7 +46,8 @@ typedef struct {
 /*
  * Encodes the heap as a gzipped profile.proto into "out": sample types
  * [alloc_objects/count, alloc_space/bytes,] inuse_objects/count,
- * inuse_space/bytes (alloc_* only when heap->accum), values unbiased,
+ * inuse_space/bytes (alloc_* only when heap->accum), values unbiased
+ * (heap_values: what a comparison kept, as it kept it),
  * period_type space/bytes, period = heap->period, default_sample_type
  * inuse_space, and the comments.  0, or -1 with a reason in err.
  */

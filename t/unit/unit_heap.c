@@ -85,12 +85,14 @@ static void test_period(void);
 static void test_malformed(void);
 static void test_limits(void);
 static void test_normalize(void);
-static void test_sub(void);
+static void test_keep(void);
 static void stack_of(ngx_http_malloc_heap_t *heap, unsigned frame,
     uint64_t n, uint64_t size);
+static void test_keep_sampled(void);
 static void test_noise(void);
 static void test_limit(void);
 static void test_words(void);
+static void test_comments(void);
 static void test_trim(void);
 static void test_round_trip(void);
 static void test_legacy(void);
@@ -211,7 +213,7 @@ test_no_maps(void)
     ok(heap.accum, "no maps: accumulated counts seen");
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_v2(&heap, &out);
+    ngx_http_malloc_heap_write_v2(&heap, NULL, 0, &out);
 
     ok(strstr(text_of(&out), "MAPPED_LIBRARIES") == NULL,
        "no maps: none written");
@@ -600,82 +602,199 @@ test_normalize(void)
 }
 
 
+/*
+ * Every allocation sampled (period 1), so that unbiased and sampled
+ * counts are the same: group 0 is one function reached from two call
+ * sites (0x10, 0x20), its base partly at an address of its own (0x50, a
+ * module mapped elsewhere); group 1 did not change; group 2 (0x40) is
+ * new, and the base's stack at its address has other names.
+ */
+
 static void
-test_sub(void)
+test_keep(void)
 {
     char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    double                    bytes[4], objs[4];
+    uint32_t                  group[4], base_group[4];
     ngx_http_malloc_heap_t    heap, base, other;
-    ngx_http_malloc_noise_t   nz;
-    ngx_http_malloc_stack_t  *s;
-    static const uint64_t     f1[] = { 0x10, 0x20, 0x30 };
-    static const uint64_t     f3[] = { 0x50 };
-    static const uint64_t     f4[] = { 0x60 };
-    static const uint64_t     f5[] = { 0x70 };
+    ngx_http_malloc_keep_t    keep;
+    ngx_http_malloc_stack_t  *s, *t;
+    int64_t                   o, b;
+    static const uint64_t     f10[] = { 0x10 };
+    static const uint64_t     f20[] = { 0x20 };
+    static const uint64_t     f30[] = { 0x30 };
+    static const uint64_t     f40[] = { 0x40 };
 
     ngx_http_malloc_heap_init(&heap, arena);
     ngx_http_malloc_heap_init(&base, arena);
 
-    add(&heap, STR("heap_v2/1\n" DUMP_A_STACKS), err);
-    add(&heap, STR("heap_v2/1\n" DUMP_B_STACKS), err);
-    add(&heap, STR(EXACT "@ 0x60\n  t*: 2: 4096 [0: 0]\n"
-                   "@ 0x70\n  t*: 1: 64 [0: 0]\n"), err);
+    add(&heap, STR(EXACT "@ 0x10\n  t*: 4: 4096 [0: 0]\n"
+                   "@ 0x20\n  t*: 2: 2048 [0: 0]\n"
+                   "@ 0x30\n  t*: 3: 300 [0: 0]\n"
+                   "@ 0x40\n  t*: 1: 100 [5: 500]\n"), err);
+    add(&base, STR(EXACT "@ 0x10\n  t*: 2: 2048 [0: 0]\n"
+                   "@ 0x50\n  t*: 1: 1024 [0: 0]\n"
+                   "@ 0x30\n  t*: 3: 300 [0: 0]\n"
+                   "@ 0x40\n  t*: 1: 50 [2: 200]\n"), err);
 
-    add(&base, STR("heap_v2/1\n" DUMP_A_STACKS), err);
-    add(&base, STR(EXACT "@ 0x60\n  t*: 2: 2048 [0: 0]\n"
-                   "@ 0x70\n  t*: 3: 192 [0: 0]\n"), err);
+    group[0] = 0;
+    group[1] = 0;
+    group[2] = 1;
+    group[3] = 2;
+    base_group[0] = 0;
+    base_group[1] = 0;
+    base_group[2] = 1;
+    base_group[3] = 3;
 
-    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "sub: done");
-    is_int((long) heap.nstacks, 3, "sub: three stacks grew");
+    /* group 0: 6144 - 3072 bytes, 6 - 3 objects; group 2: all of it */
 
-    s = find(&heap, f1, 3);
-    ok(s != NULL && s->objs == 1 && s->bytes == 512 && s->accum_objs == 1
-       && s->accum_bytes == 512, "sub: a grown stack keeps the growth");
+    bytes[0] = 3072;
+    objs[0] = 3;
+    bytes[1] = 0;
+    objs[1] = 0;
+    bytes[2] = 100;
+    objs[2] = 1;
+    bytes[3] = 0;
+    objs[3] = 0;
 
-    s = find(&heap, f3, 1);
-    ok(s != NULL && s->objs == 2 && s->bytes == 1024,
-       "sub: a new stack is all growth");
+    keep.group = group;
+    keep.base_group = base_group;
+    keep.bytes = bytes;
+    keep.objs = objs;
+    keep.ngroups = 4;
 
-    s = find(&heap, f4, 1);
-    ok(s != NULL && s->objs == 1 && s->bytes == 2048,
-       "sub: bytes that grew at the same count are one object");
+    is_int(ngx_http_malloc_heap_keep(&heap, &base, &keep), 0, "keep: done");
+    is_int((long) heap.nstacks, 3, "keep: the stacks of the groups kept");
+    ok(heap.kept, "keep: the heap says what it holds");
 
-    ok(find(&heap, f5, 1) == NULL, "sub: a stack that shrank is dropped");
-    ok(heap.accum, "sub: accumulated growth seen");
+    s = find(&heap, f10, 1);
+    t = find(&heap, f20, 1);
+    ok(s != NULL && t != NULL && s->kept_bytes == 1536
+       && t->kept_bytes == 1536,
+       "keep: two call sites that grew alike share the group's change");
+    ok(s != NULL && t != NULL && s->kept_objs + t->kept_objs == 3
+       && s->objs + t->objs == 3 && s->bytes + t->bytes == 3072,
+       "keep: whole objects, adding up to the group's");
 
-    /* the index still works: merging after sub finds the stacks */
+    ok(find(&heap, f30, 1) == NULL, "keep: a group judged noise goes");
 
-    add(&heap, STR(EXACT "@ 0x50\n  t*: 1: 512 [0: 0]\n"), err);
-    is_int((long) heap.nstacks, 3, "sub: the index is rebuilt");
+    s = find(&heap, f40, 1);
+    ok(s != NULL && s->kept_bytes == 100 && s->kept_objs == 1,
+       "keep: a new group is all growth");
+    ok(s != NULL && s->accum_objs == 5 && s->accum_bytes == 500,
+       "keep: the same address under other names is not its base");
 
-    s = find(&heap, f3, 1);
-    ok(s != NULL && s->objs == 3 && s->bytes == 1536,
-       "sub: a later dump merges into the rest");
+    ngx_http_malloc_heap_values(&heap, s, &o, &b);
+    ok(o == 1 && b == 100, "keep: values are what was kept");
 
-    /* a heap minus itself is empty */
+    /* the index still works */
 
-    ngx_http_malloc_heap_init(&other, arena);
-    add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
+    ok(find(&heap, f10, 1) == &heap.stacks[0] && heap.index != NULL,
+       "keep: the index is rebuilt");
 
-    is_int(ngx_http_malloc_heap_sub(&other, &other, &nz), 0, "sub: self");
-    is_int((long) other.nstacks, 0, "sub: self leaves nothing");
-    ok(!other.accum, "sub: self leaves no accumulated counts");
+    /* one call site grew, the other shrank: the group's net is kept */
 
-    /* an empty base takes nothing away */
-
-    ngx_http_malloc_heap_init(&other, arena);
+    ngx_http_malloc_heap_init(&heap, arena);
     ngx_http_malloc_heap_init(&base, arena);
+
+    add(&heap, STR(EXACT "@ 0x10\n  t*: 10: 1000 [0: 0]\n"
+                   "@ 0x20\n  t*: 1: 100 [0: 0]\n"), err);
+    add(&base, STR(EXACT "@ 0x10\n  t*: 4: 400 [0: 0]\n"
+                   "@ 0x20\n  t*: 3: 300 [0: 0]\n"), err);
+
+    group[0] = 0;
+    group[1] = 0;
+    base_group[0] = 0;
+    base_group[1] = 0;
+    bytes[0] = 400;
+    objs[0] = 4;
+    keep.ngroups = 1;
+
+    is_int(ngx_http_malloc_heap_keep(&heap, &base, &keep), 0, "keep: net");
+    s = find(&heap, f10, 1);
+    ok(heap.nstacks == 1 && s != NULL && s->kept_bytes == 400
+       && s->kept_objs == 4 && s->objs == 4 && s->bytes == 400,
+       "keep: the site that grew holds the group's net growth");
+
+    /* by frames alone: a base stack of the same frames is the base */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+
+    add(&heap, STR(EXACT "@ 0x40\n  t*: 2: 200 [5: 500]\n"), err);
+    add(&base, STR(EXACT "@ 0x40\n  t*: 1: 100 [2: 200]\n"), err);
+
+    group[0] = 0;
+    bytes[0] = 100;
+    objs[0] = 1;
+    keep.base_group = NULL;
+
+    is_int(ngx_http_malloc_heap_keep(&heap, &base, &keep), 0,
+           "keep: no base groups");
+    s = find(&heap, f40, 1);
+    ok(s != NULL && s->kept_bytes == 100 && s->accum_objs == 3
+       && s->accum_bytes == 300, "keep: the stack of its frames is its base");
+
+    /* kept by what they hold, when the stacks themselves did not grow */
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    ngx_http_malloc_heap_init(&base, arena);
+
+    add(&heap, STR(EXACT "@ 0x10\n  t*: 3: 300 [0: 0]\n"
+                   "@ 0x20\n  t*: 1: 100 [0: 0]\n"), err);
+    add(&base, STR(EXACT "@ 0x10\n  t*: 3: 300 [0: 0]\n"
+                   "@ 0x20\n  t*: 1: 100 [0: 0]\n"), err);
+
+    group[0] = 0;
+    group[1] = 0;
+    bytes[0] = 40;
+    objs[0] = 0;
+
+    is_int(ngx_http_malloc_heap_keep(&heap, &base, &keep), 0,
+           "keep: none grew");
+    s = find(&heap, f10, 1);
+    t = find(&heap, f20, 1);
+    ok(s != NULL && t != NULL && s->kept_bytes == 30 && t->kept_bytes == 10
+       && s->kept_objs == 1 && t->kept_objs == 1,
+       "keep: shared by what they hold, bytes without objects are one");
+
+    /* nothing kept: a heap against itself */
+
+    ngx_http_malloc_heap_init(&other, arena);
     add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
 
-    is_int(ngx_http_malloc_heap_sub(&other, &base, &nz), 0, "sub: empty base");
-    is_int((long) other.nstacks, 2, "sub: empty base keeps all stacks");
+    group[0] = 0;
+    group[1] = 1;
+    bytes[0] = 0;
+    bytes[1] = 0;
+    keep.ngroups = 2;
+
+    is_int(ngx_http_malloc_heap_keep(&other, &other, &keep), 0,
+           "keep: self");
+    ok(other.nstacks == 0 && !other.accum,
+       "keep: self leaves nothing, no accumulated counts");
+
+    /* a group out of range goes */
+
+    ngx_http_malloc_heap_init(&other, arena);
+    add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
+
+    group[0] = 7;
+    group[1] = 7;
+
+    is_int(ngx_http_malloc_heap_keep(&other, &base, &keep), 0,
+           "keep: groups out of range");
+    is_int((long) other.nstacks, 0, "keep: their stacks go");
 
     /* sampled counts at different rates do not subtract */
 
+    ngx_http_malloc_heap_init(&other, arena);
     ngx_http_malloc_heap_init(&base, arena);
+    add(&other, STR("heap_v2/1\n" DUMP_A_STACKS), err);
     add(&base, STR(HEAD), err);
 
-    is_int(ngx_http_malloc_heap_sub(&other, &base, &nz), -1,
-           "sub: a base of another period is refused");
+    is_int(ngx_http_malloc_heap_keep(&other, &base, &keep), -1,
+           "keep: a base of another period is refused");
 }
 
 
@@ -696,84 +815,89 @@ stack_of(ngx_http_malloc_heap_t *heap, unsigned frame, uint64_t n,
 }
 
 
-static void
-test_noise(void)
-{
-    size_t                    i;
-    double                    z, zmax;
-    ngx_http_malloc_heap_t    heap, base;
-    ngx_http_malloc_noise_t   nz;
-    ngx_http_malloc_side_t    a, b;
-    ngx_http_malloc_stack_t  *s;
-    static const uint64_t     leak[] = { 0x2 };
+/*
+ * At the default rate, 40 samples of 128-byte blocks against 32 kept
+ * with their change: the sampled counts, whole samples, follow the
+ * unbiased ones that heap_values gives, and what jeprof and pprof compute
+ * from them comes within a sample of it
+ */
 
-    /*
-     * churn: 16 MiB of 128-byte blocks at the default rate rest on 32
-     * samples a side; 40 against 32 is chance.  A leak of 1 KiB blocks:
-     * 8 samples grew to 60.  Ten stacks seen once or twice on one side.
-     */
+static void
+test_keep_sampled(void)
+{
+    double                    bytes[2], objs[2], change;
+    uint32_t                  group[2], base_group[2];
+    int64_t                   o, b, uo, ub, total;
+    ngx_http_malloc_heap_t    heap, base;
+    ngx_http_malloc_keep_t    keep;
+    ngx_http_malloc_stack_t  *s;
+    size_t                    i;
 
     ngx_http_malloc_heap_init(&heap, arena);
     ngx_http_malloc_heap_init(&base, arena);
 
     stack_of(&base, 0x1, 32, 128);
     stack_of(&heap, 0x1, 40, 128);
-    stack_of(&base, 0x2, 8, 1024);
-    stack_of(&heap, 0x2, 60, 1024);
+    stack_of(&heap, 0x2, 5, 128);
 
-    for (i = 0; i < 10; i++) {
-        stack_of((i & 1) ? &heap : &base, 0x100 + i, 1 + (i & 1), 64);
+    ngx_http_malloc_heap_unbias(524288, 40, 40 * 128, &uo, &ub);
+    ngx_http_malloc_heap_unbias(524288, 32, 32 * 128, &o, &b);
+    change = (double) (ub - b);
+
+    ngx_http_malloc_heap_unbias(524288, 5, 5 * 128, &uo, &ub);
+    change += (double) ub;
+
+    group[0] = 0;
+    group[1] = 0;
+    base_group[0] = 0;
+    bytes[0] = change;
+    objs[0] = change / 128;
+
+    keep.group = group;
+    keep.base_group = base_group;
+    keep.bytes = bytes;
+    keep.objs = objs;
+    keep.ngroups = 1;
+
+    is_int(ngx_http_malloc_heap_keep(&heap, &base, &keep), 0,
+           "keep sampled: done");
+    is_int((long) heap.nstacks, 2, "keep sampled: both call sites");
+
+    total = 0;
+
+    for (i = 0; i < heap.nstacks; i++) {
+        s = &heap.stacks[i];
+        total += s->kept_bytes;
     }
 
-    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: sub");
-    is_int((long) heap.nstacks, 1, "noise: only the leak is kept");
+    ok(total == (int64_t) (change + 0.5),
+       "keep sampled: the unbiased bytes add up to the change exactly");
 
-    s = find(&heap, leak, 1);
-    ok(s != NULL && s->objs == 52, "noise: the leak's growth is its own");
-    is_int((long) nz.compared, 12, "noise: every stack compared");
-    ok(nz.testable >= 2 && nz.testable < 12,
-       "noise: stacks seen once are not counted against the level");
-    ok(nz.z > 2.5 && nz.z < 4, "noise: the level's z");
-    is_int((long) nz.grew, 1, "noise: one grew");
-    is_int((long) nz.shrank, 0, "noise: none shrank");
-    ok(nz.samples == 40 + 60 + 5 * 2 && nz.base_samples == 32 + 8 + 5,
-       "noise: the samples counted");
-    ok(nz.grown > 20 * 1048576 && nz.grown < 30 * 1048576,
-       "noise: the leak's bytes, unbiased");
+    s = &heap.stacks[0];
+    ok(heap.stacks[0].objs + heap.stacks[1].objs == 13,
+       "keep sampled: 13 samples grew, in whole samples");
 
-    /* a heap against itself, and against one at the same rate */
+    total = 0;
 
-    ngx_http_malloc_heap_init(&heap, arena);
-    ngx_http_malloc_heap_init(&base, arena);
-    stack_of(&base, 0x1, 64, 128);
-    stack_of(&heap, 0x1, 64, 128);
+    for (i = 0; i < heap.nstacks; i++) {
+        s = &heap.stacks[i];
+        ngx_http_malloc_heap_unbias(heap.period, s->objs, s->bytes, &o, &b);
+        total += b;
+    }
 
-    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: flat");
-    ok(heap.nstacks == 0 && nz.grew == 0 && nz.net == 0,
-       "noise: no change, nothing kept");
+    ok(total > change - 524288 && total < change + 524288,
+       "keep sampled: scaled again, within a sample of the change");
+}
 
-    /* objects far above the period are always sampled: one is sure */
 
-    ngx_http_malloc_heap_init(&heap, arena);
-    ngx_http_malloc_heap_init(&base, arena);
-    stack_of(&heap, 0x1, 1, 64 << 20);
-    stack_of(&base, 0x9, 1, 64);
+/* the test itself, from the samples of two sides */
 
-    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: big");
-    ok(heap.nstacks == 1 && nz.grew == 1,
-       "noise: one 64 MiB object is not chance");
-
-    /* shrinkage counted, and gone stacks too */
-
-    ngx_http_malloc_heap_init(&heap, arena);
-    ngx_http_malloc_heap_init(&base, arena);
-    stack_of(&base, 0x1, 200, 128);
-    stack_of(&heap, 0x1, 20, 128);
-    stack_of(&base, 0x2, 100, 128);
-
-    is_int(ngx_http_malloc_heap_sub(&heap, &base, &nz), 0, "noise: shrank");
-    ok(heap.nstacks == 0 && nz.shrank == 2 && nz.grew == 0 && nz.net < 0,
-       "noise: both shrinkages counted, none kept");
+static void
+test_noise(void)
+{
+    double                    z, zmax;
+    ngx_http_malloc_noise_t   nz;
+    ngx_http_malloc_side_t    a, b;
 
     /* the side and the z directly: symmetric, and zmax bounds z */
 
@@ -936,6 +1060,47 @@ test_words(void)
 
 
 static void
+test_comments(void)
+{
+    char                    err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    ngx_http_malloc_heap_t  heap;
+    ngx_http_malloc_mbuf_t  out;
+    static const char      *comments[] = { "growth: one", "two\nlines\r" };
+
+    ngx_http_malloc_heap_init(&heap, arena);
+    add(&heap, STR(DUMP_B), err);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_legacy(&heap, comments, 2, &out);
+
+    is_str(text_of(&out),
+           "heap profile: 3: 1536 [3: 1536] @ heap_v2/524288\n"
+           "# growth: one\n"
+           "# two lines \n"
+           "1: 512 [1: 512] @ 0x10 0x20 0x30\n"
+           "2: 1024 [2: 1024] @ 0x50\n",
+           "comments: after the legacy header, one line each");
+
+    ngx_http_malloc_mbuf_free(&out);
+
+    memset(&out, 0, sizeof(out));
+    ngx_http_malloc_heap_write_v2(&heap, comments, 1, &out);
+
+    is_str(text_of(&out),
+           "heap_v2/524288\n"
+           "  t*: 3: 1536 [3: 1536]\n"
+           "# growth: one\n"
+           "@ 0x10 0x20 0x30\n"
+           "  t*: 1: 512 [1: 512]\n"
+           "@ 0x50\n"
+           "  t*: 2: 1024 [2: 1024]\n",
+           "comments: after the heap_v2 totals");
+
+    ngx_http_malloc_mbuf_free(&out);
+}
+
+
+static void
 test_trim(void)
 {
     char                      err[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
@@ -990,7 +1155,7 @@ test_round_trip(void)
     add(&heap, STR(DUMP_B), err);
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_v2(&heap, &out);
+    ngx_http_malloc_heap_write_v2(&heap, NULL, 0, &out);
 
     ok(!out.failed, "round trip: written");
 
@@ -1039,7 +1204,7 @@ test_round_trip(void)
     is_int(add(&heap, text, strlen(text), err), 0, "round trip: long stack");
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_v2(&heap, &out);
+    ngx_http_malloc_heap_write_v2(&heap, NULL, 0, &out);
 
     ok(strcmp(text_of(&out), text) == 0,
        "round trip: long stack written as read");
@@ -1066,7 +1231,7 @@ test_legacy(void)
     add(&heap, STR(DUMP_B), err);
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_legacy(&heap, &out);
+    ngx_http_malloc_heap_write_legacy(&heap, NULL, 0, &out);
 
     ok(!out.failed, "legacy: written");
 
@@ -1094,7 +1259,7 @@ test_empty(void)
     ngx_http_malloc_heap_init(&heap, arena);
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_v2(&heap, &out);
+    ngx_http_malloc_heap_write_v2(&heap, NULL, 0, &out);
 
     is_str(text_of(&out), "heap_v2/1\n  t*: 0: 0 [0: 0]\n",
            "empty: heap_v2 with period 1");
@@ -1106,7 +1271,7 @@ test_empty(void)
     ngx_http_malloc_mbuf_free(&out);
 
     memset(&out, 0, sizeof(out));
-    ngx_http_malloc_heap_write_legacy(&heap, &out);
+    ngx_http_malloc_heap_write_legacy(&heap, NULL, 0, &out);
 
     is_str(text_of(&out), "heap profile: 0: 0 [0: 0] @ heap_v2/1\n",
            "empty: legacy with period 1");
@@ -1173,10 +1338,12 @@ main(void)
     test_malformed();
     test_limits();
     test_normalize();
-    test_sub();
+    test_keep();
+    test_keep_sampled();
     test_noise();
     test_limit();
     test_words();
+    test_comments();
     test_trim();
     test_round_trip();
     test_legacy();

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,11 +98,23 @@
     "MAPPED_LIBRARIES:\n"                                                     \
     MAPS
 
-/* A + B - B: the stack of B alone did not grow and is gone */
-/* the same growth, judged to be sampling noise */
+/*
+ * A + B - B, judged to be sampling noise: no stack, and the comparison
+ * in comments that jeprof passes over
+ */
 #define NOISE_V2                                                              \
     "heap_v2/524288\n"                                                        \
     "  t*: 0: 0 [0: 0]\n"                                                     \
+    "# growth: only the stacks that grew beyond sampling noise (99% "         \
+    "confidence for all at once; 0 of 3 stacks, |z| >= 2.58), resting on 9 "  \
+    "samples now and 3 in the base; a stack is its functions' names, as "     \
+    "pprof/heap.json has it\n"                                                \
+    "# every stack, noise included, nets +3147264 bytes; shown: 0 bytes "     \
+    "grown; not shown: 0 bytes shrunk beyond the noise\n"                     \
+    "# detection: with 9 samples now and 3 in the base, a change of small "   \
+    "blocks under 4.3 MiB cannot be told from noise; growth is seen from "    \
+    "4.3 MiB in a stack that held nothing, from 8.0 MiB in one that held "    \
+    "them all\n"                                                              \
     "\n"                                                                      \
     "MAPPED_LIBRARIES:\n"                                                     \
     MAPS
@@ -138,6 +151,11 @@ static void unreadable(void *data, const char *path);
 static void test_read(void);
 static void test_formats(void);
 static void test_proto_names(void);
+static void sites(const char *path, const unsigned char *maps, size_t mlen,
+    unsigned each, unsigned churn);
+static void judged(int format, const unsigned char *maps, size_t mlen,
+    pipe_t *pl);
+static void test_one_judgement(void);
 static void test_growth(void);
 static void test_errors(void);
 static void test_rate(void);
@@ -533,6 +551,173 @@ test_proto_names(void)
 }
 
 
+/*
+ * A dump of this process: one function reached from two call sites
+ * (return addresses 1 and 9 bytes into unit_pipeline_exported), "each"
+ * samples of 128-byte blocks each, and "churn" samples of a stack at an
+ * address nothing maps
+ */
+
+static void
+sites(const char *path, const unsigned char *maps, size_t mlen,
+    unsigned each, unsigned churn)
+{
+    char       *text, *p;
+    uintptr_t   f;
+
+    text = malloc(mlen + 512);
+    if (text == NULL) {
+        abort();
+    }
+
+    f = (uintptr_t) unit_pipeline_exported;
+
+    p = text + sprintf(text, "heap_v2/524288\n  t*: %u: %u [0: 0]\n"
+                       "@ 0x%llx\n  t*: %u: %u [0: 0]\n"
+                       "@ 0x%llx\n  t*: %u: %u [0: 0]\n"
+                       "@ 0x10\n  t*: %u: %u [0: 0]\n\n"
+                       "MAPPED_LIBRARIES:\n",
+                       2 * each + churn, 128 * (2 * each + churn),
+                       (unsigned long long) f + 1, each, 128 * each,
+                       (unsigned long long) f + 9, each, 128 * each,
+                       churn, 128 * churn);
+    memcpy(p, maps, mlen);
+
+    put(path, text, p - text + mlen);
+
+    free(text);
+}
+
+
+/* the sites' growth, 8 samples to 32, beside a churn of 32 to 40 */
+
+static void
+judged(int format, const unsigned char *maps, size_t mlen, pipe_t *pl)
+{
+    char   a[PATH_MAX], b[PATH_MAX], *paths[2];
+
+    sites(at(a, "sites.heap"), maps, mlen, 16, 40);
+    sites(at(b, "sites-base.heap"), maps, mlen, 4, 32);
+
+    fresh(pl);
+
+    pl->format = format;
+    pl->seconds = 30;
+
+    paths[1] = NULL;
+    paths[0] = b;
+    (void) ngx_http_malloc_pipe_read(pl, paths, 1);
+    paths[0] = a;
+    (void) ngx_http_malloc_pipe_read(pl, paths, 0);
+
+    if (ngx_http_malloc_pipe_encode(pl) != NGX_HTTP_MALLOC_PIPE_OK) {
+        diag("%s", pl->error);
+    }
+}
+
+
+/*
+ * Each call site alone rests on too few samples to be told from noise
+ * (4 to 16); their function does (8 to 32).  The JSON, the legacy text,
+ * profile.proto and heap_v2 say the same: one stack grew, by the same
+ * bytes, with the same detection limit, and the text forms keep both
+ * call sites with the growth between them.
+ */
+
+static void
+test_one_judgement(void)
+{
+    char            *text, site[32];
+    size_t           mlen, len, i;
+    pipe_t           json, legacy, proto, v2;
+    uint64_t         samples;
+    unsigned char   *maps, *gz;
+    const char      *p;
+
+    maps = slurp("/proc/self/maps", &mlen);
+    if (maps == NULL) {
+        abort();
+    }
+
+    judged(NGX_HTTP_MALLOC_PIPE_FOLDED, maps, mlen, &json);
+    judged(NGX_HTTP_MALLOC_PIPE_LEGACY, maps, mlen, &legacy);
+    judged(NGX_HTTP_MALLOC_PIPE_PROTO, maps, mlen, &proto);
+    judged(NGX_HTTP_MALLOC_PIPE_V2, maps, mlen, &v2);
+
+    ok(json.rc == 0 && legacy.rc == 0 && proto.rc == 0 && v2.rc == 0,
+       "one judgement: every form encoded");
+    is_int((long) json.noise.grew, 1, "one judgement: the function grew");
+    ok(json.noise.compared == 2 && json.noise.shrank == 0,
+       "one judgement: two stacks by name, the function and the churn");
+    ok(legacy.noise.grew == json.noise.grew
+       && proto.noise.grew == json.noise.grew
+       && v2.noise.grew == json.noise.grew
+       && legacy.noise.compared == json.noise.compared,
+       "one judgement: every form counts the same");
+    ok(legacy.noise.grown == json.noise.grown
+       && proto.noise.grown == json.noise.grown
+       && legacy.noise.net == json.noise.net
+       && legacy.noise.limit == json.noise.limit
+       && legacy.noise.floor == json.noise.floor
+       && json.noise.limit > json.noise.floor && json.noise.floor > 0,
+       "one judgement: the same bytes grown, net and detection limit");
+
+    /* the JSON's verdict, and the legacy text's stacks */
+
+    text = text_of(&json.out);
+    ok(strstr(text, "\"significant\":[1,0]") != NULL
+       || strstr(text, "\"significant\":[0,1]") != NULL,
+       "one judgement: the JSON's verdicts");
+    ok(strstr(text, "\"detection\":\"with 72 samples now and 40 in the "
+              "base, a change of small blocks under ") != NULL,
+       "one judgement: the JSON's detection limit in words");
+    free(text);
+
+    text = text_of(&legacy.out);
+    samples = 0;
+
+    for (i = 0; i < 2; i++) {
+        snprintf(site, sizeof(site), "] @ 0x%llx\n",
+                 (unsigned long long) (uintptr_t) unit_pipeline_exported
+                 + (i ? 9 : 1));
+        p = strstr(text, site);
+        ok(p != NULL, "one judgement: call site %zu kept", i + 1);
+
+        while (p != NULL && p > text && p[-1] != '\n') {
+            p--;
+        }
+
+        samples += (p != NULL) ? strtoull(p, NULL, 10) : 0;
+    }
+
+    is_int((long) samples, 24, "one judgement: the growth between them");
+    ok(strstr(text, "@ 0x10\n") == NULL, "one judgement: not the churn");
+    ok(strstr(text, "\n# detection: with 72 samples now and 40 in the "
+              "base") != NULL, "one judgement: the text says its limit");
+    ok(strstr(text, "\n# grew: unit_pipeline_exported: +") != NULL,
+       "one judgement: and the function's interval");
+    free(text);
+
+    text = text_of(&v2.out);
+    ok(strstr(text, "\n# detection: ") != NULL
+       && strstr(text, "  t*: 24: 3072 [0: 0]\n# ") != NULL,
+       "one judgement: heap_v2 too, its totals the growth");
+    free(text);
+
+    gz = gunzip(proto.out.data, proto.out.len, &len);
+    ok(has(gz, len, "grew: unit_pipeline_exported: +")
+       && has(gz, len, "detection: with 72 samples now"),
+       "one judgement: profile.proto's comments");
+    free(gz);
+
+    ngx_http_malloc_pipe_free(&json);
+    ngx_http_malloc_pipe_free(&legacy);
+    ngx_http_malloc_pipe_free(&proto);
+    ngx_http_malloc_pipe_free(&v2);
+    free(maps);
+}
+
+
 static void
 test_growth(void)
 {
@@ -578,7 +763,8 @@ test_growth(void)
     free(text);
 
     ok(pl.noise.compared == 3 && pl.noise.grew == 0
-       && pl.noise.samples == 9 && pl.noise.base_samples == 3,
+       && fabs(pl.noise.samples - 9) < 1e-6
+       && fabs(pl.noise.base_samples - 3) < 1e-6,
        "growth: the comparison's samples counted");
 
     ngx_http_malloc_pipe_free(&pl);
@@ -1301,6 +1487,7 @@ main(void)
     test_formats();
     test_proto_names();
     test_growth();
+    test_one_judgement();
     test_errors();
     test_rate();
     test_codes();
