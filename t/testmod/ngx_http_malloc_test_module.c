@@ -23,6 +23,15 @@
  *                              (http) the same, freed with the cycle: a
  *                              module that rebuilds its state at every
  *                              read, by ngx_http_malloc_test_churn()
+ *     malloc_test_rules SIZE BLOCK [kept];
+ *                              (http) the same through eight call sites
+ *                              of one function, as a WAF's rule parser
+ *                              reaches its pattern store (libmodsecurity's
+ *                              acmp_add_pattern): blocks allocated by
+ *                              ngx_http_malloc_test_pattern(), called
+ *                              eight times in ngx_http_malloc_test_rule();
+ *                              freed with the cycle, or with "kept" never
+ *                              (a leak at each read)
  *
  *     location /t/alloc        ?rotate=KB[&rblock=B] frees the blocks of
  *                              the last rotate and allocates KB KiB anew
@@ -88,6 +97,10 @@ static char *ngx_http_malloc_test_churn_conf(ngx_conf_t *cf,
 static ngx_int_t ngx_http_malloc_test_blocks_arg(ngx_conf_t *cf,
     size_t *size, size_t *block);
 static void ngx_http_malloc_test_unchurn(void *data);
+static char *ngx_http_malloc_test_rules_conf(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+ngx_int_t ngx_http_malloc_test_rule(void **blocks, size_t n, size_t size);
+void *ngx_http_malloc_test_pattern(size_t size);
 static void ngx_http_malloc_test_noise(ngx_http_request_t *r);
 static size_t ngx_http_malloc_test_arg(ngx_http_request_t *r,
     const char *name, size_t dflt);
@@ -126,6 +139,13 @@ static ngx_command_t  ngx_http_malloc_test_commands[] = {
     { ngx_string("malloc_test_churn"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
       ngx_http_malloc_test_churn_conf,
+      0,
+      0,
+      NULL },
+
+    { ngx_string("malloc_test_rules"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE23,
+      ngx_http_malloc_test_rules_conf,
       0,
       0,
       NULL },
@@ -622,7 +642,7 @@ ngx_http_malloc_test_blocks_arg(ngx_conf_t *cf, size_t *size, size_t *block)
     *size = n;
     *block = n;
 
-    if (cf->args->nelts == 3) {
+    if (cf->args->nelts >= 3) {
         n = ngx_parse_size(&value[2]);
         if (n == NGX_ERROR || n <= 0 || (size_t) n > *size) {
             return NGX_ERROR;
@@ -707,6 +727,108 @@ ngx_http_malloc_test_churn(size_t size)
 
     if (p != NULL) {
         ngx_memset(p, 0x3c, size);
+    }
+
+    return p;
+}
+
+
+/*
+ * The blocks in multiples of eight, one from each call site in turn;
+ * with "kept" the list of them goes and they stay, else the cycle's pool
+ * frees them
+ */
+
+static char *
+ngx_http_malloc_test_rules_conf(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    size_t                           size, block, n;
+    void                           **blocks;
+    ngx_str_t                       *value;
+    ngx_uint_t                       kept;
+    ngx_pool_cleanup_t              *cln;
+    ngx_http_malloc_test_churned_t  *ch;
+
+    value = cf->args->elts;
+
+    kept = (cf->args->nelts == 4 && value[3].len == 4
+            && ngx_strncmp(value[3].data, "kept", 4) == 0);
+
+    if (ngx_http_malloc_test_blocks_arg(cf, &size, &block) != NGX_OK
+        || (cf->args->nelts == 4 && !kept))
+    {
+        return "takes a size, a block size and \"kept\"";
+    }
+
+    n = (size / block + 7) / 8 * 8;
+
+    blocks = ngx_alloc(n * sizeof(void *), cf->log);
+    if (blocks == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_http_malloc_test_rule(blocks, n, block) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (kept) {
+        ngx_free(blocks);
+        return NGX_CONF_OK;
+    }
+
+    cln = ngx_pool_cleanup_add(cf->pool,
+                               sizeof(ngx_http_malloc_test_churned_t));
+    if (cln == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ch = cln->data;
+    ch->blocks = blocks;
+    ch->n = n;
+    cln->handler = ngx_http_malloc_test_unchurn;
+
+    return NGX_CONF_OK;
+}
+
+
+/* eight calls in a row: eight return addresses, one function's name */
+
+__attribute__((noinline)) ngx_int_t
+ngx_http_malloc_test_rule(void **blocks, size_t n, size_t size)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i += 8) {
+        blocks[i] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 1] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 2] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 3] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 4] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 5] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 6] = ngx_http_malloc_test_pattern(size);
+        blocks[i + 7] = ngx_http_malloc_test_pattern(size);
+    }
+
+    for (i = 0; i < n; i++) {
+        if (blocks[i] == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+__attribute__((noinline)) void *
+ngx_http_malloc_test_pattern(size_t size)
+{
+    u_char  *p;
+
+    p = malloc(size);
+
+    if (p != NULL) {
+        ngx_memset(p, 0x4b, size);
     }
 
     return p;
