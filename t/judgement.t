@@ -5,7 +5,8 @@
 # pprof/heap.pb.gz (go tool pprof -comments and -raw), pprof/heap (the
 # legacy text) and heap (heap_v2, for jeprof): the same stacks grew, by
 # the same bytes, with the same detection limit, and the profiles keep
-# the call sites of what grew with its growth between them.
+# the call sites of what grew with its growth between them, which go
+# tool pprof and jeprof read from the text forms, past their comments.
 #
 # The case is a WAF's rule parser: many small blocks through one
 # function reached from eight call sites (libmodsecurity's
@@ -123,10 +124,14 @@ sub forms {
     $f{legacy} = said($r->{content});
     $f{top} = `go tool pprof -top -sample_index=inuse_space $legacy 2>&1`;
 
-    $r = $t->get("/malloc/heap?$QUERY");
+    ($r, my $v2) = save($t, "/malloc/heap?$QUERY", "$case.heap");
     is($r->{status}, 200, "$case: heap");
     $f{v2_text} = $r->{content};
     $f{v2} = said($r->{content});
+
+    # jeprof reads both text forms, their comment lines passed over
+    $f{jeprof_legacy} = `jeprof --text /usr/sbin/nginx $legacy 2>&1`;
+    $f{jeprof_v2} = `jeprof --text /usr/sbin/nginx $v2 2>&1`;
 
     return \%f;
 }
@@ -215,6 +220,14 @@ sub same_judgement {
     ok(defined $top && abs($top * $MB - $change) < $MB,
        sprintf('leak: the legacy text, to go tool pprof: %.2f MB',
                $top // 0)) or diag $f->{top};
+
+    for my $form (qw(legacy v2)) {
+        my ($mb) = $f->{"jeprof_$form"}
+                   =~ /^\s*([\d.]+)\s+[\d.]+%.*\s\Q$PATTERN\E$/m;
+        ok(defined $mb && abs($mb * $MB - $change) < $MB,
+           sprintf('leak: the %s text, to jeprof: %.1f MB', $form,
+                   $mb // 0)) or diag $f->{"jeprof_$form"};
+    }
 
     $t->no_alerts;
     $t->stop;
