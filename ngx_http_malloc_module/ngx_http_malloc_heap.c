@@ -952,8 +952,8 @@ ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
     const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep)
 {
     size_t                          i, n;
-    uint32_t                        g;
     double                          grew[3], fb, fo;
+    uint32_t                        g;
     uint64_t                        period;
     ngx_http_malloc_share_t        *sh;
     ngx_http_malloc_stack_t        *s;

@@ -596,8 +596,8 @@ ngx_http_malloc_pipe_grew(ngx_http_malloc_pipe_t *pl,
 {
     int                              m;
     size_t                           len;
-    uint32_t                         k;
     double                           change;
+    uint32_t                         k;
     const ngx_http_malloc_nstack_t  *s;
     char                             path[256], interval[96];
 
