@@ -20,7 +20,10 @@
  *   snapshot=NAME   a scheduled snapshot, not the live heap: "snapshot-
  *                   <time>" for all its files, or one file's name
  *   base=NAME       compare with that snapshot (not with seconds)
- *   type=alloc      bytes allocated, not in use (with prof_accum only)
+ *   type=T          the sample type shown, as pprof's sample menu: alloc
+ *                   (bytes allocated, with prof_accum only),
+ *                   inuse_objects, alloc_objects, or a file's own type;
+ *                   bytes in use (inuse_space) if none
  *   view=V          allocators (the allocating functions at the top),
  *                   sandwich (fn's callers and callees); callers if none;
  *                   traffic: not the heap but what traffic holds (the
@@ -62,6 +65,9 @@
         loaded: null,       /* the choices it was loaded with */
         file: null,         /* or the files shown: {name, now, base, was} */
         ti: 0,              /* the type shown, an index of types */
+        type: 'inuse_space',    /* the type asked for (the fragment's) */
+        unit: 'bytes',      /* of the type shown */
+        pairUnit: '',       /* of the other measure (objects by bytes) */
         filters: null,      /* focus, ignore and hide as the tree has them */
         tree: null,         /* the callers' tree of what the filters keep */
         view: 'callers',    /* or allocators, or sandwich (of fn) */
@@ -70,7 +76,7 @@
         callers: null,      /* a sandwich: the tree above it, fn's callers */
         based: false,       /* a comparison: the tree has base totals */
         largest: 0,         /* the largest change, the deepest colour */
-        counted: false,     /* the profile has objects beside the bytes */
+        counted: false,     /* the profile has the other measure too */
         rows: [],           /* the top table, sorted */
         byFn: new Map(),    /* its rows by function */
         sort: { key: 'flat', desc: true },
@@ -762,19 +768,39 @@
             ? 'Not measured: ' + t.not_measured + '.' : '';
     }
 
-    /* the type chosen: its index in the profile's types */
+    /*
+     * The type shown: its index in the profile's types, the one asked
+     * for if the profile has it, else bytes in use, else what the file
+     * says is its default (pprof: the last).  The menu lists the
+     * profile's types; alloc_* exist only with prof_accum.
+     */
     function typeIndex(p) {
-        const alloc = p.types.includes('alloc_space');
+        const want = [state.type, 'inuse_space', p.default_type];
+        const ti = want.map((t) => p.types.indexOf(t)).find((i) => i !== -1);
 
-        /* alloc_* exist only with prof_accum: offer them only then */
-        $('type-choice').hidden = !alloc;
-        if (!alloc) {
-            $('type').value = 'inuse';
-        }
+        $('type').replaceChildren(...p.types.map((t, i) => new Option(
+            F.typeLabel(p, i), t)));
+        $('type-choice').hidden = p.types.length < 2;
+        $('type').value = p.types[ti === undefined ? p.types.length - 1 : ti];
+        return $('type').selectedIndex;
+    }
 
-        const ti = p.types.indexOf($('type').value + '_space');
+    /* a value of the type shown, or of the other measure, in words */
+    function say(n, unit = state.unit) {
+        return unit === 'count' ? count(n, 'object') : F.formatValue(n, unit);
+    }
 
-        return ti !== -1 ? ti : Math.max(0, p.types.indexOf('inuse_space'));
+    function sayPair(n) {
+        return say(n, state.pairUnit);
+    }
+
+    const val = (n) => F.formatValue(n, state.unit);
+    const dval = (n) => F.formatValueDelta(n, state.unit);
+
+    /* "bytes", "objects": the name of a unit in a table's head */
+    function unitName(unit) {
+        return unit === 'bytes' ? 'bytes' : unit === 'count' ? 'objects'
+                                                             : unit;
     }
 
     /* the tree and tables of the chosen type, from the profile at hand */
@@ -782,8 +808,11 @@
         const p = state.profile;
 
         state.ti = typeIndex(p);
+        state.unit = F.unitOf(p, state.ti);
         state.based = Array.isArray(p.base_values);
         state.counted = F.countIndex(p, state.ti) !== -1;
+        state.pairUnit = state.counted ? F.unitOf(p, F.countIndex(p, state.ti))
+                                       : '';
         if (!state.based && ['dflat', 'dcum'].includes(state.sort.key)) {
             state.sort = { key: 'flat', desc: true };
         }
@@ -823,7 +852,7 @@
         const all = kept.all;
         const of = (k) => F.formatCount(k.stacks) + ' of '
             + F.formatCount(all.stacks) + ' stacks, '
-            + F.formatBytes(k.bytes) + ' of ' + F.formatBytes(all.bytes);
+            + val(k.bytes) + ' of ' + val(all.bytes);
 
         for (const k of ['focus', 'ignore']) {
             if (kept[k]) {
@@ -920,10 +949,10 @@
 
         const alloc = p.types[state.ti].startsWith('alloc');
         const z = state.zoomed, s = state.shown;
-        const zoomed = z > 0 ? F.label(s, z) + ': ' + F.formatBytes(s.total[z])
-            + (state.counted ? ' in ' + count(s.count[z], 'object') : '')
+        const zoomed = z > 0 ? F.label(s, z) + ': ' + say(s.total[z])
+            + (state.counted ? ' in ' + sayPair(s.count[z]) : '')
             + ', ' + F.formatShare(s.total[z], s.total[0]) + ' of '
-            + F.formatBytes(s.total[0]) + ' (zoomed). All: ' : '';
+            + val(s.total[0]) + ' (zoomed). All: ' : '';
 
         $('summary').textContent = zoomed + summary(p, t, alloc);
     }
@@ -949,22 +978,22 @@
             : alloc ? ' allocated since sampling began' : ' live';
         const total = tree.total[0], base = tree.base[0];
         const since = !state.based ? ''
-            : file !== null ? '; ' + F.formatDelta(total - base)
+            : file !== null ? '; ' + dval(total - base)
               + ' since the base, ' + file.base + ' ('
-              + F.formatBytes(base) + ' then)'
-            : p.seconds ? '; ' + F.formatDelta(total - base)
+              + val(base) + ' then)'
+            : p.seconds ? '; ' + dval(total - base)
                           + ' over the window' + judged(p.comparison)
-            : '; ' + F.formatDelta(total - base)
+            : '; ' + dval(total - base)
               + ' since the base, ' + F.snapshotLabel(c.base) + ' ('
-              + F.formatBytes(base) + ' then)' + judged(p.comparison);
+              + val(base) + ' then)' + judged(p.comparison);
 
         if (total === 0) {
-            return 'No sampled bytes' + what + since
+            return 'No samples' + what + since
                    + (c.snapshot || state.based || file !== null ? '.'
                       : ': start sampling, let nginx work, then load again.');
         }
-        return F.formatBytes(total) + what
-               + (state.counted ? ' in ' + count(tree.count[0], 'object') : '')
+        return say(total) + what
+               + (state.counted ? ' in ' + sayPair(tree.count[0]) : '')
                + since + tail;
     }
 
@@ -992,11 +1021,11 @@
         const d = t.total[i] - t.base[i];
 
         return d === 0 ? 'unchanged since the base'
-            : F.formatDelta(d) + ' since the base'
-              + (t.base[i] > 0 ? ' (' + F.formatBytes(t.base[i]) + ' then)'
+            : dval(d) + ' since the base'
+              + (t.base[i] > 0 ? ' (' + val(t.base[i]) + ' then)'
                                : ' (new)')
               + (t.sig[i] === 0 ? ', within the sampling noise'
-                 : t.sig[i] !== d ? ', ' + F.formatDelta(t.sig[i])
+                 : t.sig[i] !== d ? ', ' + dval(t.sig[i])
                                     + ' of it beyond the sampling noise'
                  : '');
     }
@@ -1010,6 +1039,7 @@
         const rest = gone.slice(most).reduce((sum, i) => sum + t.base[i], 0);
 
         $('legend').hidden = !state.based;
+        $('legend-unit').textContent = unitName(state.unit);
         $('gone').hidden = gone.length === 0;
         $('gone').replaceChildren(gone.length === 0 ? ''
                                   : 'Gone since the base, so not drawn: ');
@@ -1018,11 +1048,11 @@
 
             name.title = F.pathOf(t, i).join(' \u2192 ');
             $('gone').append(k ? ', ' : '', name,
-                             ' ' + F.formatDelta(-t.base[i]));
+                             ' ' + dval(-t.base[i]));
         });
         if (rest > 0) {
             $('gone').append(', and ' + (gone.length - most) + ' more '
-                             + F.formatDelta(-rest));
+                             + dval(-rest));
         }
     }
 
@@ -1030,14 +1060,14 @@
     function title(t, i, focus) {
         const all = t.total[0];
 
-        return F.label(t, i) + '\n' + F.formatBytes(t.total[i]) + ', '
+        return F.label(t, i) + '\n' + say(t.total[i]) + ', '
             + F.formatShare(t.total[i], all) + ' of all'
             + (focus > 0 && i !== focus && t.total[i] <= t.total[focus]
                ? ', ' + F.formatShare(t.total[i], t.total[focus]) + ' of '
                  + F.label(t, focus) : '')
             + (state.based ? '\n' + change(t, i) : '')
-            + (state.counted ? '\n' + count(t.count[i], 'object') : '')
-            + (t.self[i] > 0 ? '\nallocated here: ' + F.formatBytes(t.self[i])
+            + (state.counted ? '\n' + sayPair(t.count[i]) : '')
+            + (t.self[i] > 0 ? '\nallocated here: ' + say(t.self[i])
                              : '');
     }
 
@@ -1092,7 +1122,7 @@
             const e = el('div', '', 'more');
 
             e.title = count(m.frames, 'frame') + ' below ' + F.label(t, m.parent)
-                + ', ' + F.formatBytes(m.bytes) + ', too narrow to draw: '
+                + ', ' + val(m.bytes) + ', too narrow to draw: '
                 + 'click to zoom into them';
             e.dataset.m = k;
             /* at least a sliver that a pointer finds */
@@ -1172,15 +1202,14 @@
 
         const f = t.name[i], z = t === state.shown ? state.zoomed : 0;
         const file = i > 0 ? F.fileOf(p, f) : null;
-        const objects = (n) => (state.counted ? ', ' + count(n, 'object')
-                                              : '');
+        const objects = (n) => (state.counted ? ', ' + sayPair(n) : '');
 
         $('d-raw').textContent = i === 0 ? ''
             : (p.raw && p.raw[f]) || p.names[f];
         $('d-raw-line').hidden = i === 0;
-        $('d-total').textContent = F.formatBytes(t.total[i])
+        $('d-total').textContent = say(t.total[i])
                                    + objects(t.count[i]);
-        $('d-self').textContent = F.formatBytes(t.self[i])
+        $('d-self').textContent = say(t.self[i])
                                   + objects(t.cself[i]);
         $('d-share').textContent = F.formatShare(t.total[i], t.total[0])
             + ' of all' + (z > 0 && i !== z && t.total[i] <= t.total[z]
@@ -1192,8 +1221,8 @@
         const r = i > 0 ? state.byFn.get(f) : undefined;
 
         $('d-function').textContent = r === undefined ? ''
-            : F.formatBytes(r.flat) + ' allocated by it, '
-              + F.formatBytes(r.cum) + ' by it and what it calls (flat and '
+            : say(r.flat) + ' allocated by it, '
+              + say(r.cum) + ' by it and what it calls (flat and '
               + 'cum, in all its frames)';
         $('d-function-row').hidden = r === undefined;
         $('d-change-row').hidden = !state.based;
@@ -1234,7 +1263,7 @@
         $('prev').disabled = $('next').disabled = n === 0;
         $('match').textContent = state.searchError ? state.searchError
             : found === null ? ''
-            : 'matched ' + F.formatBytes(found.total) + ', '
+            : 'matched ' + val(found.total) + ', '
               + F.formatShare(found.total, state.shown.total[0]) + ' of all'
               + (n === 0 ? ''
                  : state.matchAt >= 0 ? '; ' + (state.matchAt + 1) + ' of '
@@ -1341,18 +1370,23 @@
         const all = state.tree ? state.tree.total[0] : 0;
         const more = state.rows.length - TOP_ROWS;
         /* a comparison's change columns, as their heads in index.html */
-        const delta = (d) => (state.based ? [el('td', F.formatDelta(d),
+        const delta = (d) => (state.based ? [el('td', dval(d),
             'num' + (d > 0 ? ' grown' : d < 0 ? ' shrunk' : ''))] : []);
+        /* the other measure's flat and cum: objects beside bytes */
+        const pair = (r) => (state.counted
+            ? [el('td', F.formatValue(r.pflat, state.pairUnit), 'num pair'),
+               el('td', F.formatValue(r.pcum, state.pairUnit), 'num pair')]
+            : []);
 
         $('top').tBodies[0].replaceChildren(...state.rows.slice(0, TOP_ROWS)
             .map((r) => {
                 const tr = row([el('td', r.name, 'name'),
-                                el('td', F.formatBytes(r.flat), 'num'),
+                                el('td', val(r.flat), 'num'),
                                 el('td', F.formatShare(r.flat, all), 'num'),
                                 ...delta(r.dflat),
-                                el('td', F.formatBytes(r.cum), 'num'),
+                                el('td', val(r.cum), 'num'),
                                 el('td', F.formatShare(r.cum, all), 'num'),
-                                ...delta(r.dcum)]);
+                                ...delta(r.dcum), ...pair(r)]);
 
                 tr.dataset.fn = r.fn;
                 return tr;
@@ -1362,6 +1396,11 @@
         sortHeads($('top'), state.sort, (th) => {
             if (th.classList.contains('delta')) {
                 th.hidden = !state.based;
+            }
+            if (th.classList.contains('pair')) {
+                th.hidden = !state.counted;
+                th.textContent = th.dataset.key.slice(1) + ' '
+                                 + unitName(state.pairUnit);
             }
         });
         mark();
@@ -1389,10 +1428,11 @@
             const name = el('td', '', 'name');
             const swatch = el('span', '', 'swatch '
                               + (state.colors.get(r.module) || 'mx'));
-            const tr = row([name, el('td', F.formatBytes(r.bytes), 'num'),
+            const tr = row([name, el('td', val(r.bytes), 'num'),
                             el('td', F.formatShare(r.bytes, all), 'num'),
                             el('td', state.counted
-                                     ? F.formatCount(r.objects) : '-',
+                                     ? F.formatValue(r.objects,
+                                                     state.pairUnit) : '-',
                                'num')]);
 
             name.append(swatch, ' ' + r.module);
@@ -1401,7 +1441,13 @@
         }));
         $('modules-rule').textContent = F.MODULE_RULE + ' Colour by module '
             + 'paints each frame in the colour of the file it lies in.';
-        sortHeads($('modules'), state.msort, () => {});
+        /* the type shown, then the other measure */
+        sortHeads($('modules'), state.msort, (th) => {
+            if (th.dataset.key === 'bytes' || th.dataset.key === 'objects') {
+                th.textContent = unitName(th.dataset.key === 'bytes'
+                    ? state.unit : state.pairUnit || 'count');
+            }
+        });
         showLegend();
     }
 
@@ -1450,7 +1496,9 @@
         for (const key of ['search', ...FILTERS]) {
             $(key).value = h.get(key) || '';
         }
-        $('type').value = h.get('type') === 'alloc' ? 'alloc' : 'inuse';
+        /* "alloc" as links made before the menu had every type */
+        state.type = { alloc: 'alloc_space', inuse: 'inuse_space' }[
+            h.get('type')] || h.get('type') || 'inuse_space';
         $('color').value = h.get('color') === 'module' ? 'module' : 'name';
         $('collapse').checked = h.get('collapse') !== '0';
         showChoices(state.choices);
@@ -1483,8 +1531,8 @@
                 h.set(key, c[key]);
             }
         }
-        if ($('type').value !== 'inuse') {
-            h.set('type', $('type').value);
+        if (state.type !== 'inuse_space') {
+            h.set('type', state.type === 'alloc_space' ? 'alloc' : state.type);
         }
         if (view !== 'callers') {
             h.set('view', view);
@@ -1592,7 +1640,7 @@
 
     /* back, forward, or a fragment edited by hand: as little as changed */
     function fromHash() {
-        const was = F.query(state.choices), type = $('type').value;
+        const was = F.query(state.choices), type = state.type;
         const view = state.view + '\n' + state.fn, page = state.page;
         const filters = FILTERS.map((k) => $(k).value).join('\n');
 
@@ -1609,7 +1657,7 @@
             refresh();
         } else if (state.profile === null) {
             return;
-        } else if ($('type').value !== type) {
+        } else if (state.type !== type) {
             build();
         } else if (FILTERS.map((k) => $(k).value).join('\n') !== filters) {
             filter();
@@ -1846,6 +1894,7 @@
         }
     });
     $('type').addEventListener('change', () => {
+        state.type = $('type').value;
         writeHash(false);
         if (state.profile !== null) {
             build();

@@ -52,11 +52,67 @@
         return [v > 0 ? v : 0, b > 0 ? b : 0];
     }
 
-    /* "inuse_space" -> the index of "inuse_objects", or -1 */
+    /*
+     * The other measure of the same allocations: "inuse_space" -> the
+     * index of "inuse_objects", and back; -1 for none.  The tree counts
+     * it beside the type shown (count, cself), the tables show both.
+     */
     function countIndex(p, ti) {
-        const t = (p.types[ti] || '').replace(/_space$/, '_objects');
+        const t = p.types[ti] || '';
+        const other = /_space$/.test(t) ? t.replace(/_space$/, '_objects')
+            : /_objects$/.test(t) ? t.replace(/_objects$/, '_space') : '';
 
-        return p.types.indexOf(t);
+        return other === '' ? -1 : p.types.indexOf(other);
+    }
+
+    /*
+     * The unit of type ti: a file's own (pprof's sample_type), else the
+     * server's: "bytes" for *_space, "count" for *_objects.
+     */
+    function unitOf(p, ti) {
+        const u = p.units ? p.units[ti] : '';
+
+        return u || (/_space$/.test(p.types[ti]) ? 'bytes'
+                     : /_objects$/.test(p.types[ti]) ? 'count' : '');
+    }
+
+    /*
+     * A type as pprof's sample menu lists it, in words: "bytes in use",
+     * "objects allocated"; another tool's as it names it, with its unit.
+     */
+    function typeLabel(p, ti) {
+        const t = p.types[ti] || '', u = unitOf(p, ti);
+        const m = /^(inuse|alloc)_(space|objects)$/.exec(t);
+
+        return m ? (m[2] === 'space' ? 'bytes' : 'objects')
+                   + (m[1] === 'inuse' ? ' in use' : ' allocated')
+            : t + (u && u !== 'count' ? ' (' + u + ')' : '');
+    }
+
+    /*
+     * A value in its unit: bytes in binary units, time in s or ms, a
+     * count with separators, anything else with its unit after it.
+     */
+    function formatValue(n, unit) {
+        const time = { nanoseconds: 1e-9, microseconds: 1e-6,
+                       milliseconds: 1e-3, seconds: 1 }[unit];
+
+        if (unit === 'bytes') {
+            return formatBytes(n);
+        }
+        if (time !== undefined) {
+            const sec = n * time, a = Math.abs(sec);
+
+            return a >= 1 ? sec.toFixed(a < 10 ? 2 : 1) + ' s'
+                : a >= 1e-3 ? (sec * 1e3).toFixed(a < 1e-2 ? 2 : 1) + ' ms'
+                : (sec * 1e6).toFixed(0) + ' us';
+        }
+        return formatCount(n) + (unit && unit !== 'count' ? ' ' + unit : '');
+    }
+
+    /* a change in its unit: "+1.50 KiB", "-3", "0 B" */
+    function formatValueDelta(n, unit) {
+        return (n > 0 ? '+' : '') + formatValue(n, unit);
     }
 
     /*
@@ -638,9 +694,10 @@
     }
 
     /*
-     * One row per function, {name, flat, cum, fn}: flat, the bytes of the
-     * stacks it ends (it allocated them itself), and cum, those of the
-     * stacks it is on; fn its index in names.  A recursive function
+     * One row per function, {name, flat, cum, fn, pflat, pcum}: flat,
+     * the bytes of the stacks it ends (it allocated them itself), and
+     * cum, those of the stacks it is on; fn its index in names; pflat
+     * and pcum the same of the other measure (objects beside bytes).  A recursive function
      * counts once per stack.  In a comparison, dflat and dcum are their
      * changes since the base: a function that only the base has gets a
      * row of 0 with its loss.  Of a callers' tree, or of a profile and
@@ -654,6 +711,7 @@
         const m = t.names.length, rows = [], based = t.based;
         const flat = new Float64Array(m), cum = new Float64Array(m);
         const bflat = new Float64Array(m), bcum = new Float64Array(m);
+        const pflat = new Float64Array(m), pcum = new Float64Array(m);
         const on = new Int32Array(m), todo = new Int32Array(2 * t.n + 1);
         let sp = 0;
 
@@ -671,9 +729,11 @@
 
                 flat[f] += t.self[i];
                 bflat[f] += t.bself[i];
+                pflat[f] += t.cself[i];
                 if (on[f]++ === 0) {
                     cum[f] += t.total[i];
                     bcum[f] += t.base[i];
+                    pcum[f] += t.count[i];
                 }
                 todo[sp++] = ~i;
             }
@@ -686,7 +746,8 @@
                 return;
             }
 
-            const r = { name: t.names[f], flat: flat[f], cum: c, fn: f };
+            const r = { name: t.names[f], flat: flat[f], cum: c, fn: f,
+                        pflat: pflat[f], pcum: pcum[f] };
 
             if (based) {
                 r.dflat = flat[f] - bflat[f];
@@ -969,7 +1030,8 @@
                  : name;
     }
 
-    const MallocFlame = { buildTree, countIndex, children, label, chainLabel,
+    const MallocFlame = { buildTree, countIndex, unitOf, typeLabel,
+                          formatValue, formatValueDelta, children, label, chainLabel,
                           invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,
                           largestChange, changeClass, gone, sortRows,

@@ -192,7 +192,21 @@
             .map((tr) => tr.cells[0].textContent);
         seen.sortAttr = $('#top th[data-key="name"]').getAttribute('aria-sort');
 
-        $('#type').value = 'alloc';
+        // the sample menu: objects, the bytes beside them
+        seen.types = Array.from($('#type').options)
+            .map((o) => o.value + ' ' + o.textContent);
+        $('#type').value = 'inuse_objects';
+        $('#type').dispatchEvent(new Event('change'));
+        await until(() => document.body.dataset.tables === 'ready');
+        seen.objects = {
+            hash: location.hash, summary: $('#summary').textContent,
+            heads: Array.from($('#top').tHead.rows[0].cells)
+                .filter((th) => !th.hidden).map((th) => th.textContent),
+            first: Array.from($('#top').tBodies[0].rows[0].cells)
+                .map((td) => td.textContent),
+            modules: Array.from($('#modules').tHead.rows[0].cells)
+                .map((th) => th.textContent) };
+        $('#type').value = 'alloc_space';
         $('#type').dispatchEvent(new Event('change'));
         seen.allocSummary = $('#summary').textContent;
 

@@ -172,14 +172,22 @@ test('top: flat is the last frame, cum counts a function once per stack',
     const by = Object.fromEntries(rows.map((r) => [r.name, r]));
     const fn = (name) => p.names.indexOf(name);
 
+    // pflat and pcum: the same of the objects, once per stack too
     assert.deepStrictEqual(by.parse, { name: 'parse', flat: 0, cum: 150,
-                                       fn: fn('parse') });
+                                       fn: fn('parse'), pflat: 0, pcum: 2 });
     assert.deepStrictEqual(by.alloc, { name: 'alloc', flat: 150, cum: 150,
-                                       fn: fn('alloc') });
+                                       fn: fn('alloc'), pflat: 2, pcum: 2 });
     assert.deepStrictEqual(by.main, { name: 'main', flat: 0, cum: 170,
-                                      fn: 0 });
+                                      fn: 0, pflat: 0, pcum: 3 });
     assert.deepStrictEqual(by.other, { name: 'other', flat: 20, cum: 20,
-                                       fn: fn('other') });
+                                       fn: fn('other'), pflat: 1, pcum: 1 });
+
+    // the objects shown, the bytes beside them
+    const objects = Object.fromEntries(F.top(F.buildTree(p, 1))
+        .map((r) => [r.name, r]));
+    assert.deepStrictEqual(objects.parse, { name: 'parse', flat: 0, cum: 2,
+                                            fn: fn('parse'), pflat: 0,
+                                            pcum: 150 });
 
     // flat, largest first, then by name
     assert.deepStrictEqual(rows.map((r) => r.name),
@@ -629,16 +637,21 @@ test('a comparison: the top table has the changes', () => {
     const by = Object.fromEntries(rows.map(({ fn, ...r }) => [r.name, r]));
 
     assert.deepStrictEqual(by.grows, { name: 'grows', flat: 700, cum: 700,
-                                       dflat: 600, dcum: 600 });
+                                       dflat: 600, dcum: 600, pflat: 1,
+                                       pcum: 1 });
     assert.deepStrictEqual(by.worker, { name: 'worker', flat: 0, cum: 1000,
-                                        dflat: 0, dcum: 0 });
+                                        dflat: 0, dcum: 0, pflat: 0,
+                                        pcum: 3 });
     assert.deepStrictEqual(by.main, { name: 'main', flat: 0, cum: 1050,
-                                      dflat: 0, dcum: 20 });
+                                      dflat: 0, dcum: 20, pflat: 0,
+                                      pcum: 4 });
     // gone: a row of nothing now, and its loss
     assert.deepStrictEqual(by.old, { name: 'old', flat: 0, cum: 0,
-                                     dflat: -300, dcum: -300 });
+                                     dflat: -300, dcum: -300, pflat: 0,
+                                     pcum: 0 });
     assert.deepStrictEqual(by.deeper, { name: 'deeper', flat: 0, cum: 0,
-                                        dflat: -30, dcum: -30 });
+                                        dflat: -30, dcum: -30, pflat: 0,
+                                        pcum: 0 });
 
     F.sortRows(rows, 'dflat', false);
     assert.deepStrictEqual(rows.slice(0, 3).map((r) => r.name),
@@ -649,7 +662,31 @@ test('a comparison: the top table has the changes', () => {
 
     // without a base, rows have no changes
     assert.deepStrictEqual(Object.keys(F.top(SMALL, 0)[0]),
-                           ['name', 'flat', 'cum', 'fn']);
+                           ['name', 'flat', 'cum', 'fn', 'pflat', 'pcum']);
+});
+
+test('sample types: their pair, unit and label; values in their unit',
+     () => {
+    const p = { types: ['alloc_objects', 'alloc_space', 'inuse_objects',
+                        'inuse_space', 'cpu'],
+                units: ['', '', '', '', 'nanoseconds'] };
+
+    assert.deepStrictEqual(p.types.map((t, i) => F.countIndex(p, i)),
+                           [1, 0, 3, 2, -1]);
+    assert.deepStrictEqual(p.types.map((t, i) => F.unitOf(p, i)),
+                           ['count', 'bytes', 'count', 'bytes',
+                            'nanoseconds']);
+    assert.deepStrictEqual(p.types.map((t, i) => F.typeLabel(p, i)),
+                           ['objects allocated', 'bytes allocated',
+                            'objects in use', 'bytes in use',
+                            'cpu (nanoseconds)']);
+    assert.strictEqual(F.formatValue(1536, 'bytes'), '1.50 KiB');
+    assert.strictEqual(F.formatValue(1234567, 'count'), '1,234,567');
+    assert.strictEqual(F.formatValue(2.5e9, 'nanoseconds'), '2.50 s');
+    assert.strictEqual(F.formatValue(12345678, 'nanoseconds'), '12.3 ms');
+    assert.strictEqual(F.formatValue(7, 'requests'), '7 requests');
+    assert.strictEqual(F.formatValueDelta(-1234, 'count'), '-1,234');
+    assert.strictEqual(F.formatValueDelta(3, 'count'), '+3');
 });
 
 test('the choices of the fragment, and their query', () => {

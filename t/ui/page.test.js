@@ -166,6 +166,19 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.deepStrictEqual(seen.byName, [...seen.byName].sort());
     assert.strictEqual(seen.sortAttr, 'ascending');
     assert.match(seen.allocSummary, /^[\d.]+ GiB allocated since sampling/);
+    // objects as pprof's sample menu has them: every type of the profile
+    assert.deepStrictEqual(seen.types, [
+        'inuse_space bytes in use', 'inuse_objects objects in use',
+        'alloc_space bytes allocated', 'alloc_objects objects allocated']);
+    const o = seen.objects;
+    assert.match(o.hash, /^#(.*&)?type=inuse_objects$/);
+    assert.match(o.summary, /^[\d,]+ objects live in [\d.]+ GiB, /);
+    assert.deepStrictEqual(o.heads, ['function', 'flat', 'cum', 'flat bytes',
+                                     'cum bytes']);
+    assert.match(o.first.join(' '),
+                 /^\S+ [\d,]+ [\d.<]+% [\d,]+ [\d.<]+% [\d.]+ \w+ [\d.]+ \w+$/);
+    assert.deepStrictEqual(o.modules, ['module or library', 'objects',
+                                       'bytes']);
 
     // a duration, as docs/api.md has it; the timer runs
     assert.deepStrictEqual(seen.durations, ['10m 10 min', '1h 1 h',
@@ -201,7 +214,8 @@ test('the page draws, zooms, searches, sorts and starts sampling',
                        + '-3.00 MiB');
     assert.ok(c.legend);
     assert.deepStrictEqual(c.heads, ['function', 'flat', 'flat change', 'cum',
-                                     'cum change']);
+                                     'cum change', 'flat objects',
+                                     'cum objects']);
     assert.match(c.first[3], /^num grown \+[\d.]+ \w+$/);
 
     // the traffic: its link keeps the heap's view for the way back
@@ -298,7 +312,10 @@ test('a read-only location: no buttons; a zoom from the URL',
 
     assert.match(html, /<body data-state="ready"[ >]/);
     assert.doesNotMatch(html, /id="start"/);
-    assert.doesNotMatch(html, /id="type-choice"(?! hidden)/);
+    // no alloc_* without prof_accum: bytes and objects in use
+    assert.match(html, re('<select id="type"><option value="inuse_space">',
+                          'bytes in use</option><option value="inuse_',
+                          'objects">objects in use</option></select>'));
     assert.match(html, /<div class="frame root ancestor[^"]*"[^>]*>all<\/div>/);
     assert.match(html,
                  /<div class="frame c\d focus[^"]*match[^"]*"[^>]*>main</);
