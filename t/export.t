@@ -796,6 +796,10 @@ down_after_10();
 
     $t->post('/malloc/prof_reset', '{"lg_sample": 0, "force": true}');
     $t->post('/malloc/prof_active', 'true');
+
+    # a thread's countdown to its next sample was drawn at the old rate
+    # (512 KiB on average): 16 MiB use it up, and are freed by stacks=
+    $t->get('/t/alloc?mb=16');
     is($t->get('/t/alloc?stacks=17000&size=64')->{status}, 200,
        'the worker holds 17000 blocks of their own stacks');
 
