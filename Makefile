@@ -41,7 +41,7 @@ DEB_PKGS  := nginx nginx-dev libjemalloc2 libjemalloc-dev libjansson-dev \
 	         libtest-simple-perl libhttp-tiny-perl libjson-pp-perl \
 	         zlib1g-dev binutils curl wrk gcc make clang \
 	         libclang-rt-dev golang-go prometheus patchelf chromium nodejs \
-	         protobuf-compiler openssl
+	         protobuf-compiler openssl libiberty-dev
 # make deb: the tools; the package's own build dependencies come from
 # debian/control
 DEB_TOOLS := dpkg-dev debhelper fakeroot lintian
