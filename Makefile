@@ -20,7 +20,8 @@ CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
 	             origin.c folded.c pipeline.c rss.c demangle.c \
 	             protobuf.c otlp.c ring.c tally.c)
-CORE_LIBS := -ljansson -lz -lm
+# libiberty.a (libiberty-dev): symbol.c's demanglers, linked in statically
+CORE_LIBS := -ljansson -lz -lm -liberty
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
 	             folded pipeline rss demangle otlp ring tally)
 FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
@@ -175,13 +176,11 @@ bench-deps:
 # no sanitizers: it measures the symbolizer
 $(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
-	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_symbol.c \
 	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c \
-	    ngx_http_malloc_module/ngx_http_malloc_demangle.c
+	    ngx_http_malloc_module/ngx_http_malloc_arena.c -liberty
 
 $(BUILD)/bench_rss: bench/bench_rss.c ngx_http_malloc_module/*.h \
 	    ngx_http_malloc_module/ngx_http_malloc_rss.c

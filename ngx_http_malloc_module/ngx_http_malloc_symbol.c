@@ -18,7 +18,13 @@
  * stripped nginx to the exported function below it, we say
  * "nginx+0x<vaddr>" instead.
  *
- * Owns: the symbol cache's layout.  Calls: arena, demangle (pure C).
+ * Names are demangled by libiberty, linked in statically (Debian's
+ * libiberty-dev): its callback demanglers write into a buffer of the
+ * caller's and allocate nothing, and the name is c++filt's (and so
+ * jeprof's) whatever libraries the process loaded.
+ *
+ * Owns: the symbol cache's layout.  Calls: arena, libiberty's
+ * demanglers.
  */
 
 
@@ -26,11 +32,11 @@
 #define _GNU_SOURCE
 #endif
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +44,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <libiberty/demangle.h>
+
 #include "ngx_http_malloc_symbol.h"
 #include "ngx_http_malloc_symbol_fuzz.h"
-#include "ngx_http_malloc_demangle.h"
-
-
-/* libstdc++'s, from <cxxabi.h>, which C code cannot include */
-typedef char *(*ngx_http_malloc_cxa_demangle_pt)(const char *mangled,
-    char *out, size_t *len, int *status);
 
 
 /* a worker maps a few dozen files; after that addresses go unnamed */
@@ -64,6 +66,9 @@ typedef char *(*ngx_http_malloc_cxa_demangle_pt)(const char *mangled,
 #define NGX_HTTP_MALLOC_ELF_PAGE      4096
 #define NGX_HTTP_MALLOC_DEBUG_DIR     "/usr/lib/debug/.build-id/"
 #define NGX_HTTP_MALLOC_DELETED       " (deleted)"
+
+/* c++filt's options: parameters, const and volatile, std:: spelled out */
+#define NGX_HTTP_MALLOC_CXX_OPTIONS   (DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE)
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define NGX_HTTP_MALLOC_ELF_DATA      ELFDATA2LSB
@@ -138,6 +143,19 @@ typedef struct {
     uint32_t                    name;        /* st_name */
     uint32_t                    rank;
 } ngx_http_malloc_cand_t;
+
+
+/* what a demangler wrote so far, into the caller's buffer */
+
+typedef struct {
+    char                       *buf;
+    size_t                      size;
+    size_t                      len;
+    unsigned                    rust;        /* the Rust demangler runs */
+    unsigned                    refused;     /* a byte that is not
+                                                printable ASCII */
+    jmp_buf                     out;         /* out of the demangler */
+} ngx_http_malloc_demangled_t;
 
 
 /* one maps line */
@@ -215,6 +233,8 @@ static void ngx_http_malloc_elf_build_id(ngx_http_malloc_elf_t *elf,
     char *out);
 static int ngx_http_malloc_elf_notes(ngx_http_malloc_elf_t *elf,
     uint64_t off, uint64_t size, uint64_t align, char *out);
+static void ngx_http_malloc_demangled_put(const char *s, size_t n,
+    void *data);
 
 
 ngx_http_malloc_symbols_t *
@@ -1727,17 +1747,8 @@ ngx_http_malloc_elf_notes(ngx_http_malloc_elf_t *elf, uint64_t off,
 size_t
 ngx_http_malloc_symbols_demangle(const char *sym, char *buf, size_t size)
 {
-    int                                     status;
-    char                                   *out;
-    size_t                                  len;
-
-    /*
-     * Once per process: a library that dlopen() brings later is not
-     * looked for, as nginx loads its modules before any worker names a
-     * frame.
-     */
-    static int                              looked;
-    static ngx_http_malloc_cxa_demangle_pt  cxa;
+    int                          done;
+    ngx_http_malloc_demangled_t  dm;
 
     if (buf == NULL || size == 0) {
         return 0;
@@ -1745,49 +1756,107 @@ ngx_http_malloc_symbols_demangle(const char *sym, char *buf, size_t size)
 
     buf[0] = '\0';
 
-    if (sym == NULL || sym[0] != '_' || sym[1] != 'Z') {
-        return ngx_http_malloc_demangle(sym, buf, size);
-    }
-
-    if (!looked) {
-        cxa = (ngx_http_malloc_cxa_demangle_pt) dlsym(RTLD_DEFAULT,
-                                                      "__cxa_demangle");
-        looked = 1;
-    }
-
-    if (cxa == NULL) {
-        return ngx_http_malloc_demangle(sym, buf, size);
-    }
-
-    status = 0;
-    out = cxa(sym, NULL, NULL, &status);
-
-    if (out == NULL || status != 0) {
-        free(out);
-        return ngx_http_malloc_demangle(sym, buf, size);
-    }
-
-    len = strlen(out);
-
-    /*
-     * a Rust legacy name, to __cxa_demangle a C++ one: it keeps the hash
-     * ("::h" and 16 hex digits) that the viewer leaves out
-     */
-
-    if (len > 19 && memcmp(out + len - 19, "::h", 3) == 0
-        && strspn(out + len - 16, "0123456789abcdef") == 16)
-    {
-        free(out);
-        return ngx_http_malloc_demangle(sym, buf, size);
-    }
-
-    if (len >= size) {
-        free(out);
+    if (sym == NULL || sym[0] != '_' || (sym[1] != 'Z' && sym[1] != 'R')) {
         return 0;
     }
 
-    memcpy(buf, out, len + 1);
-    free(out);
+    dm.buf = buf;
+    dm.size = size;
+    dm.len = 0;
+    dm.rust = 1;
+    dm.refused = 0;
 
-    return len;
+    /*
+     * The callback jumps back here when the name cannot be shown.  The
+     * callback demanglers hold nothing but their stack when they call it
+     * (but see the callback), so that leaving them halfway is safe, and
+     * it bounds their time by a buffer's worth of name: substitutions of
+     * substitutions name a tree of 2^n nodes in a symbol of about 7n
+     * bytes (C++'s f(p<p<...<a, a>...>>): 290 bytes, a tebibyte of
+     * name; Rust v0's backrefs alike).
+     */
+
+    if (setjmp(dm.out) != 0) {
+        buf[0] = '\0';
+        return 0;
+    }
+
+    /*
+     * Rust first, as c++filt does: a legacy Rust name ("_ZN...17h<16 hex
+     * digits>E") is also a C++ one.  Without DMGL_VERBOSE the Rust
+     * demangler leaves out the legacy hash and v0's crate disambiguators.
+     */
+
+    done = rust_demangle_callback(sym, 0, ngx_http_malloc_demangled_put,
+                                  &dm);
+
+    if (!done) {
+        /* what the Rust demangler printed before it failed */
+        dm.len = 0;
+        dm.rust = 0;
+        dm.refused = 0;
+
+        done = cplus_demangle_v3_callback(sym, NGX_HTTP_MALLOC_CXX_OPTIONS,
+                                          ngx_http_malloc_demangled_put,
+                                          &dm);
+    }
+
+    if (!done || dm.refused || dm.len == 0) {
+        buf[0] = '\0';
+        return 0;
+    }
+
+    buf[dm.len] = '\0';
+
+    return dm.len;
+}
+
+
+/*
+ * The demanglers' callback.  The name goes into JSON, pprof's and OTLP's
+ * strings and the symbol protocol's lines: a byte that is not printable
+ * ASCII (a C++ source name holds any byte; Rust v0 decodes Punycode to
+ * UTF-8) refuses it, and so does a name that would not fit.
+ */
+
+static void
+ngx_http_malloc_demangled_put(const char *s, size_t n, void *data)
+{
+    size_t                        i;
+    ngx_http_malloc_demangled_t  *dm;
+
+    dm = data;
+
+    /* an empty identifier comes as NULL, 0 */
+
+    if (n == 0) {
+        return;
+    }
+
+    for (i = 0; i < n; i++) {
+        if ((unsigned char) s[i] >= 0x20 && (unsigned char) s[i] <= 0x7e) {
+            continue;
+        }
+
+        if (dm->rust) {
+            /*
+             * The one time a demangler calls back holding memory: the
+             * Rust one prints a Punycode name (always a byte over 0x7f)
+             * from a buffer it mallocs and frees when this returns.  The
+             * name is refused at its next piece or at the end.
+             */
+
+            dm->refused = 1;
+            return;
+        }
+
+        longjmp(dm->out, 1);
+    }
+
+    if (dm->refused || n >= dm->size - dm->len) {
+        longjmp(dm->out, 1);
+    }
+
+    memcpy(dm->buf + dm->len, s, n);
+    dm->len += n;
 }

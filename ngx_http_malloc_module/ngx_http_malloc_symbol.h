@@ -62,10 +62,16 @@ const char *ngx_http_malloc_symbols_lookup(ngx_http_malloc_symbols_t *syms,
     size_t nmaps, uint64_t addr, int *map);
 
 /*
- * ngx_http_malloc_demangle() as the process can best do it: with the
- * __cxa_demangle of libstdc++ when a C++ module brought it (it knows all
- * of C++), else, and for Rust names, with the module's own demangler.
- * Same contract: 0 when sym stays as it is.
+ * Writes the readable form of a mangled C++ (Itanium ABI, "_Z...") or Rust
+ * (legacy "_ZN...17h<16 hex>E", v0 "_R...") symbol into buf (NUL-ended, at
+ * most size bytes) and returns its length: c++filt's name, but Rust's
+ * without the legacy hash and v0's crate disambiguators.  0, with buf
+ * empty, when sym is not mangled, does not demangle (a C++ symbol over
+ * 1024 bytes does not, as with c++filt), would not fit or would hold a
+ * byte that is not printable ASCII: the caller then shows the symbol as
+ * it is.  libiberty's demanglers, the same whatever libraries the process
+ * loaded; no allocation but a Rust Punycode name's, freed before the
+ * return; time bounded by size.
  */
 size_t ngx_http_malloc_symbols_demangle(const char *sym, char *buf,
     size_t size);
