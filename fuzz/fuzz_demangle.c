@@ -1,6 +1,8 @@
 
 /*
- * libFuzzer target for the demangler (ngx_http_malloc_demangle.c).
+ * libFuzzer target for the demangling wrapper of symbol.c
+ * (ngx_http_malloc_symbols_demangle, over libiberty's callback
+ * demanglers).
  *
  * Input: one byte, the size of the output buffer (0: 4096), then the
  * symbol, cut at its first NUL.  Odd first bytes put "_Z" before the
@@ -9,9 +11,12 @@
  *
  * Whatever the input: the result is 0 or the length of a NUL-ended
  * string within the buffer, 0 leaves the buffer empty, no byte past the
- * buffer is written (the buffer is allocated to its size, for ASan), and
- * a second run gives the same bytes.  What demangles must be printable
- * ASCII, as every name c++filt and rustc-demangle print for it is.
+ * buffer is written (the buffer is allocated to its size, for ASan), a
+ * second run gives the same bytes, and a name that fits the buffer is
+ * the one a buffer of 4096 bytes gets.  What demangles must be printable
+ * ASCII.  libiberty is not instrumented: the fuzzer sees the wrapper's
+ * branches only, and libiberty's time and stack (libFuzzer's -timeout,
+ * the wrapper's jump out of a name that outgrows the buffer).
  */
 
 
@@ -20,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ngx_http_malloc_demangle.h"
+#include "ngx_http_malloc_symbol.h"
+
+
+#define BIG  4096
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,15 +48,15 @@ check(int cond, const char *what)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char        *sym, *buf, *again;
-    size_t       len, out, n, i, pre;
+    char        *sym, *buf, *again, *big;
+    size_t       len, out, n, m, i, pre;
     const char  *prefix;
 
     if (size < 1) {
         return 0;
     }
 
-    out = data[0] == 0 ? 4096 : data[0];
+    out = data[0] == 0 ? BIG : data[0];
     prefix = (data[0] & 1) ? "_Z" : ((data[0] & 3) == 2 ? "_R" : "");
     pre = strlen(prefix);
 
@@ -62,8 +70,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sym = malloc(pre + len + 1);
     buf = malloc(out);
     again = malloc(out);
+    big = malloc(BIG);
 
-    if (sym == NULL || buf == NULL || again == NULL) {
+    if (sym == NULL || buf == NULL || again == NULL || big == NULL) {
         abort();
     }
 
@@ -73,7 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     memset(buf, 0x7f, out);
 
-    n = ngx_http_malloc_demangle(sym, buf, out);
+    n = ngx_http_malloc_symbols_demangle(sym, buf, out);
 
     check(n < out, "the length fits the buffer with its NUL");
     check(buf[n] == '\0', "the output ends at its length");
@@ -85,12 +94,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     memset(again, 0x7f, out);
-    check(ngx_http_malloc_demangle(sym, again, out) == n
+    check(ngx_http_malloc_symbols_demangle(sym, again, out) == n
           && memcmp(buf, again, n + 1) == 0, "the same on a second run");
+
+    if (n > 0) {
+        m = ngx_http_malloc_symbols_demangle(sym, big, BIG);
+        check(m == n && memcmp(buf, big, n + 1) == 0,
+              "the same in a buffer of 4096 bytes");
+    }
 
     free(sym);
     free(buf);
     free(again);
+    free(big);
 
     return 0;
 }
