@@ -18,7 +18,7 @@ SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
 	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
 CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
 	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
-	             origin.c folded.c pipeline.c rss.c demangle.c \
+	             origin.c folded.c pipeline.c rss.c \
 	             protobuf.c otlp.c ring.c tally.c)
 # libiberty.a (libiberty-dev): symbol.c's demanglers, linked in statically
 CORE_LIBS := -ljansson -lz -lm -liberty
