@@ -115,6 +115,14 @@ like(`dpkg-query -W -f '\${Provides}' nginx`, qr/\b\Q$abi\E\b/,
 like($depends, qr/\blibjansson4\b/, 'depends on libjansson4');
 unlike($depends, qr/jemalloc/, 'does not depend on jemalloc (recommends)');
 
+# libiberty.a is linked in: the package names the source it came from
+my $arch = `dpkg --print-architecture`;
+chomp $arch;
+my $source = '${source:Package} (= ${source:Version})';
+my $iberty = `dpkg-query -W -f '$source' libiberty-dev:$arch`;
+like(`dpkg-query -W -f '\${Built-Using}' $pkg`, qr/^\Q$iberty\E$/,
+     "Built-Using: $iberty");
+
 my @files = grep { -f $_ || -l $_ } split /\n/, `dpkg -L $pkg`;
 ok(-f '/usr/lib/nginx/modules/ngx_http_malloc_module.so',
    'the module is in /usr/lib/nginx/modules');
