@@ -20,8 +20,9 @@
  *
  * Names are demangled by libiberty, linked in statically (Debian's
  * libiberty-dev): its callback demanglers write into a buffer of the
- * caller's and allocate nothing, and the name is c++filt's (and so
- * jeprof's) whatever libraries the process loaded.
+ * caller's and allocate nothing (but a Rust Punycode name's buffer, freed
+ * at once), and the name is c++filt's (and so jeprof's) whatever
+ * libraries the process loaded.
  *
  * Owns: the symbol cache's layout.  Calls: arena, libiberty's
  * demanglers.
@@ -1814,9 +1815,9 @@ ngx_http_malloc_symbols_demangle(const char *sym, char *buf, size_t size)
 
 /*
  * The demanglers' callback.  The name goes into JSON, pprof's and OTLP's
- * strings and the symbol protocol's lines: a byte that is not printable
- * ASCII (a C++ source name holds any byte; Rust v0 decodes Punycode to
- * UTF-8) refuses it, and so does a name that would not fit.
+ * strings and the comment lines of the text profiles: a byte that is not
+ * printable ASCII (a C++ source name holds any byte; Rust v0 decodes
+ * Punycode to UTF-8) refuses it, and so does a name that would not fit.
  */
 
 static void
