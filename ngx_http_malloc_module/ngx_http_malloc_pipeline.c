@@ -516,7 +516,7 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
     nz = &np->noise;
 
     comments = ngx_http_malloc_arena_alloc(pl->arena,
-                                           (NGX_HTTP_MALLOC_PIPE_GREW + 6)
+                                           (NGX_HTTP_MALLOC_PIPE_GREW + 7)
                                            * sizeof(char *));
     grew = ngx_http_malloc_arena_alloc(pl->arena, (np->nstacks + 1)
                                            * sizeof(ngx_http_malloc_grew_t));
@@ -534,6 +534,22 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
                         "functions' names, as pprof/heap.json has it",
                         NGX_HTTP_MALLOC_NOISE_LEVEL * 100, nz->grew,
                         nz->compared, nz->z, nz->samples, nz->base_samples);
+
+    /* an empty comparison says so, and why, before its figures */
+
+    if (nz->grew == 0) {
+        comments[n++] = (nz->compared == 0)
+            ? ngx_http_malloc_pipe_sprintf(pl,
+                  "empty: neither heap holds a sample (profiling was off, "
+                  "or nothing sampled was allocated), so nothing can be "
+                  "compared")
+            : ngx_http_malloc_pipe_sprintf(pl,
+                  "empty: no stack grew beyond the sampling noise, of %zu "
+                  "compared (%zu of them with samples enough to show a "
+                  "change at this level): a growth under the detection "
+                  "limit that follows cannot be told from noise",
+                  nz->compared, nz->testable);
+    }
 
     comments[n++] = ngx_http_malloc_pipe_sprintf(pl,
                         "every stack, noise included, nets %+.0f bytes; "

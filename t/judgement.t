@@ -267,6 +267,25 @@ sub same_judgement {
     unlike($f->{legacy_text}, qr/^# grew: \Q$PATTERN\E/m,
            'steady: nor does the legacy text name it');
 
+    # the last generation against itself: nothing can have grown, and
+    # every form that carries text says so, and why
+    my $last = $t->get('/malloc/')->{json}{generations}[0]{generation};
+    my $self = "process=master&since=$last";
+    for my $ep ('pprof/heap', 'heap') {
+        my $r = $t->get("/malloc/$ep?$self");
+        is($r->{status}, 200, "empty: $ep");
+        like($r->{content},
+             qr/^# empty: no stack grew beyond the sampling noise, of \d+ compared/m,
+             "empty: $ep says so, and why") or diag $r->{content};
+    }
+    my (undef, $pb) = save($t, "/malloc/pprof/heap.pb.gz?$self",
+                           'empty.pb.gz');
+    like(`go tool pprof -comments $pb 2>&1`,
+         qr/^empty: no stack grew beyond the sampling noise/m,
+         'empty: heap.pb.gz\'s comments say so');
+    is($t->get("/malloc/pprof/heap.json?$self")->{json}{comparison}{grew},
+       0, 'empty: heap.json: grew 0');
+
     $t->no_alerts;
     $t->stop;
 }
