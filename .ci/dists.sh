@@ -6,6 +6,7 @@
 # source of the newest nginx on the mirror, built with --with-compat.
 #
 #   .ci/dists.sh [release ...]     default: bookworm trixie forky nginx.org
+#   DISTS_ROOTS_ONLY=1 .ci/dists.sh  only make (or check) the cached roots
 #
 # The mirror is the host's, read from its apt sources.  A root, with
 # every package make test installs, is kept in a cache outside the
@@ -326,6 +327,19 @@ port_base() {
         *)         echo 27000 ;;
     esac
 }
+
+# DISTS_ROOTS_ONLY=1: the cached roots made or checked, no test run; what
+# a machine does ahead of CI so that its run finds them
+if [ -n "${DISTS_ROOTS_ONLY:-}" ]; then
+    failed=0
+    for rel in $RELEASES; do
+        [ "$rel" = nginx.org ] && continue
+        start=$(date +%s)
+        { flock 9; minimal_root "$rel"; } 9> "$CACHE/$rel.lock" || failed=1
+        echo "root of $rel: $(( $(date +%s) - start )) s"
+    done
+    exit $failed
+fi
 
 running=0
 for rel in $RELEASES; do
