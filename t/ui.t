@@ -94,10 +94,10 @@ SKIP: {
     skip $why, 57 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
-    my $dom = dom($url, budget => 15000);
+    my ($dom, $drawn) = page($url);
     like($dom, qr/<body[^>]*data-state="ready"/, 'browser: the page drew');
 
-    my %frame = frames($dom);
+    my %frame = frames($drawn);
     ok($frame{ngx_http_malloc_test_hold},
        'browser: the holding function is a frame, as text');
     # sampled: another stack caught once is half a MiB, 1% of the heap
@@ -122,8 +122,8 @@ SKIP: {
 
     # the search, opened through the fragment as a link would
 
-    $dom = dom("$url#search=test_hold", budget => 15000);
-    my @match = $dom =~ /<div class="frame[^"]*\bmatch\b[^"]*"[^>]*>([^<]*)</g;
+    (undef, $drawn) = page("$url#search=test_hold");
+    my @match = sort keys %{{ frames($drawn, 'match') }};
     is("@match", 'ngx_http_malloc_test_hold', 'browser: search highlights it');
 
     # a user's paths, in real time through the DevTools protocol
@@ -132,13 +132,9 @@ SKIP: {
 
     my $seen = drive($url, <<'JS');
 async () => {
-    const $ = (s) => document.querySelector(s);
-    const frames = () => [...$('#flame').querySelectorAll('.frame')];
-    const frame = (name) => frames().find((e) => e.textContent === name);
-    const names = (top) => frames().filter((e) => e.style.top === top)
-        .map((e) => e.textContent);
-    const zoomed = () => $('#flame .frame.focus')
-        && $('#flame .frame.focus').textContent;
+    const names = (y) => frames().filter((f) => f.y === y)
+        .map((f) => f.name);
+    const zoomed = () => (frames().find((f) => has(f, 'focus')) || {}).name;
     const key = (k) => $('#flame').dispatchEvent(
         new KeyboardEvent('keydown', { key: k, bubbles: true }));
     const back = () => new Promise((ok) => {
@@ -164,8 +160,7 @@ async () => {
     };
     const seen = {};
 
-    frame('ngx_http_malloc_test_hold').dispatchEvent(
-        new MouseEvent('mouseover', { bubbles: true }));
+    hover(frame('ngx_http_malloc_test_hold'));
     seen.hover = [$('#d-name').textContent, $('#d-total').textContent,
                   $('#d-self').textContent, $('#d-file').textContent,
                   $('#d-file').title, $('#d-raw').textContent];
@@ -176,9 +171,9 @@ async () => {
 
     $('#view').value = 'allocators';
     $('#view').dispatchEvent(new Event('change'));
-    seen.allocators = { top: names('18px'), hash: location.hash };
+    seen.allocators = { top: names(18), hash: location.hash };
     await back();
-    seen.allocators.back = [$('#view').value, names('18px')];
+    seen.allocators.back = [$('#view').value, names(18)];
 
     // down the chain to the third frame, Enter, then Escape one up
     $('#flame').focus();
@@ -201,11 +196,10 @@ async () => {
     seen.badFrames = frames().length;
     await filter('#focus', '');
     seen.ignore = await filter('#ignore', 'test_hold');
-    seen.ignored = frames().map((e) => e.textContent);
+    seen.ignored = frames().map((f) => f.name);
     await filter('#ignore', '');
     seen.hide = await filter('#hide', 'test_hold');
-    frame('ngx_http_malloc_test_handler').dispatchEvent(
-        new MouseEvent('mouseover', { bubbles: true }));
+    hover(frame('ngx_http_malloc_test_handler'));
     seen.hidden = [frame('ngx_http_malloc_test_hold') === undefined,
                    $('#d-self').textContent];
     return seen;
@@ -270,8 +264,8 @@ JS
     $snap =~ s/^(snapshot-\w{16}).*/$1/;
     is($t->get('/t/alloc?mb=16&block=8')->{status}, 200, '16 MiB more');
 
-    $dom = dom("$url#base=$snap", budget => 20000);
-    %frame = frames($dom, 'grown');
+    (undef, $drawn) = page("$url#base=$snap");
+    %frame = frames($drawn, 'grown');
     like($frame{ngx_http_malloc_test_hold} // '', qr/\+1[5-7]\.\d MiB/,
          'browser: compared with the snapshot, the holder grew by 16 MiB');
 
@@ -280,10 +274,7 @@ JS
         local $ENV{CDP_SCREENSHOT} = $ENV{TEST_SCREENSHOT};
         my $shot = drive("$url#base=$snap", <<'JS', '1200x900');
 async () => {
-    const hold = [...document.querySelectorAll('#flame .frame')]
-        .find((e) => e.textContent === 'ngx_http_malloc_test_hold');
-    hold.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
-    hold.classList.add('selected');
+    hover(frame('ngx_http_malloc_test_hold'));
     return true;
 }
 JS
@@ -389,27 +380,21 @@ SKIP: {
 
     my $seen = drive($n->url('/malloc/ui'), <<'JS');
 async () => {
-    const $ = (s) => document.querySelector(s);
-    const frames = () => [...$('#flame').querySelectorAll('.frame')];
-    const below = (f) => frames().filter((e) =>
-        parseFloat(e.style.top) > parseFloat(f.style.top)
-        && parseFloat(e.style.left) >= parseFloat(f.style.left)
-        && parseFloat(e.style.left) < parseFloat(f.style.left)
-                                     + parseFloat(f.style.width)).length;
-    const marks = [...$('#flame').querySelectorAll('.more')];
+    const below = (f) => frames().filter((e) => e.y > f.y && e.x >= f.x
+                                           && e.x < f.x + f.w).length;
+    const marks = drawn().filter((f) => f.kind === 'more');
     /* the mark of the most frames */
     const count = (m) => Number(m.title.replace(/,/g, '').split(' ')[0]);
     const mark = marks.sort((a, b) => count(b) - count(a))[0];
     const parent = mark.title.match(/ below (\S+),/)[1];
-    const top = parseFloat(mark.style.top) - 18 + 'px';
-    const p = frames().find((e) => e.textContent === parent
-                                   && e.style.top === top);
+    const p = frames().find((e) => e.name === parent && e.y === mark.y - 18);
     const seen = { marks: marks.length, title: mark.title, parent,
                    before: below(p) };
 
-    mark.click();
-    seen.zoomed = $('#flame .frame.focus').textContent;
-    seen.after = below($('#flame .frame.focus'));
+    click(mark);
+    const focus = frames().find((f) => has(f, 'focus'));
+    seen.zoomed = focus.name;
+    seen.after = below(focus);
     return seen;
 }
 JS
@@ -442,12 +427,12 @@ SKIP: {
                   @{$m->get('/malloc/')->{json}{generations}};
     ok($gen{3} && $gen{13}, "reloads: generations 3 and 13 ($gen{13})");
 
-    my $dom = dom($m->url("/malloc/ui#snapshot=$gen{13}&base=$gen{3}"),
-                  budget => 20000);
-    my %all = frames($dom);
+    my ($dom, $drawn) = page($m->url("/malloc/ui#snapshot=$gen{13}"
+                                     . "&base=$gen{3}"));
+    my %all = frames($drawn);
     ok(exists $all{ngx_http_malloc_test_churn},
        'reloads: the churn is drawn');
-    is(join(' ', sort keys %{{ frames($dom, 'grown') }}), '',
+    is(join(' ', sort keys %{{ frames($drawn, 'grown') }}), '',
        'reloads: nothing painted as grown');
     # nothing grew, the summary says; the 1 MiB array of the churn's
     # blocks, sampled in one snapshot only (one time in seven), is noise
@@ -480,16 +465,15 @@ SKIP: {
 
     my $seen = drive($cx->url('/malloc/ui/#search=Holder::grow'), <<'JS');
 async () => {
-    const $ = (s) => document.querySelector(s);
-    const hit = [...$('#flame').querySelectorAll('.frame.match')];
+    const hit = frames().filter((f) => has(f, 'match'));
 
     if (hit.length) {
-        hit[0].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+        hover(hit[0]);
         await new Promise((ok) => setTimeout(ok, 100));
     }
     return { path: location.pathname, hash: decodeURIComponent(location.hash),
              state: document.body.dataset.state,
-             matches: hit.map((e) => e.textContent),
+             matches: hit.map((f) => f.name),
              name: $('#d-name').textContent, raw: $('#d-raw').textContent,
              file: $('#d-file').textContent };
 }
@@ -515,27 +499,60 @@ $cx->stop;
 done_testing;
 
 
-# {function => title} of the frames (with a class, those that have it)
+# {function => title} of the frames the canvas shows (page()'s list;
+# with a class, those that have it)
 sub frames {
-    my ($dom, $class) = @_;
+    my ($drawn, $class) = @_;
     my %f;
-    while ($dom =~ /<div class="frame([^"]*)"([^>]*)>([^<]*)</g) {
-        my ($classes, $attrs, $name) = ($1, $2, $3);
-        next if $class && $classes !~ /\b\Q$class\E\b/;
-        my ($title) = $attrs =~ /title="([^"]*)"/;
-        $f{$name} //= $title // '';
+    for my $f (@{ $drawn // [] }) {
+        next if $f->{kind} ne 'frame';
+        next if $class && $f->{cls} !~ /\b\Q$class\E\b/;
+        $f{$f->{name}} //= $f->{title} // '';
     }
     return %f;
 }
 
-# what the page saw: t/ui/cdp.js runs the script (an async function) in
-# the page at url once it drew, in chromium, in real time
+# the page at url once it drew: its HTML, and what its canvas shows
+# (MallocViewer.frames(): kind, name, cls, title, x, y, w, h of each)
+sub page {
+    my ($url) = @_;
+    my $seen = drive($url, <<'JS');
+async () => ({ html: document.documentElement.outerHTML, frames: drawn() })
+JS
+    return ($seen->{html} // "failed: $seen->{failed}", $seen->{frames});
+}
+
+# What the page saw: t/ui/cdp.js runs the script (an async function) in
+# the page at url once it drew, in chromium, in real time.  The script
+# has helpers: drawn(id) and frames(id), what a canvas shows (frames
+# only); frame(name); has(f, class); hover(f) and click(f), the pointer
+# on where it is drawn.
 sub drive {
     my ($url, $js, $size) = @_;
     state $n = 0;
     my $file = "$tmp/drive-" . ++$n . '.js';
     open my $fh, '>', $file or die "$file: $!";
-    print $fh $js;
+    print $fh <<"JS";
+async () => {
+    const \$ = (s) => document.querySelector(s);
+    const drawn = (id = 'flame') => MallocViewer.frames(id);
+    const frames = (id) => drawn(id).filter((f) => f.kind === 'frame');
+    const frame = (name) => frames().find((f) => f.name === name);
+    const has = (f, cls) => f.cls.split(' ').includes(cls);
+    const at = (f, type, id = 'flame') => {
+        const c = document.querySelector('#' + id + ' canvas');
+        const r = c.getBoundingClientRect();
+
+        c.dispatchEvent(new MouseEvent(type, {
+            clientX: r.left + f.x + Math.min(f.w / 2, 8),
+            clientY: r.top + f.y + f.h / 2, bubbles: true }));
+    };
+    const hover = (f, id) => at(f, 'mousemove', id);
+    const click = (f, id) => at(f, 'click', id);
+
+    return await ($js)();
+}
+JS
     close $fh;
     my $out = `timeout 120 node $root/t/ui/cdp.js '$url' $file @{[
         $size // '1200x900' ]} 2>&1`;

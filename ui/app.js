@@ -95,6 +95,9 @@
         matchAt: -1,        /* the match selected, in found.matches */
         searchError: '',
         searched: '',       /* the search's text that found is of */
+        drawn: 0,           /* ms: the last layout of the graphs */
+        pointing: false,    /* the pointer is on a frame: the panel's */
+        painted: 0,         /* ms: their painting since act() began */
         sampling: { on: false, until: null },
         ticker: null,
         loads: 0,           /* a newer load makes older answers moot */
@@ -1088,61 +1091,256 @@
     }
 
     /*
-     * One graph into box: only the frames that layout() keeps get an
-     * element, and a hatched mark where it left frames out.  flip draws
-     * the root at the bottom (a function's callers, above it).
+     * The colours of viewer.css's classes, read once from a probe in the
+     * page: the stylesheet keeps the palette, the canvas paints with it.
+     */
+    const colors = new Map();
+
+    function colorOf(cls, prop = 'backgroundColor') {
+        const key = cls + ' ' + prop;
+
+        if (!colors.has(key)) {
+            const probe = el('span', '', 'frame ' + cls);
+
+            probe.hidden = false;
+            probe.style.visibility = 'hidden';
+            $('flame').append(probe);
+            colors.set(key, getComputedStyle(probe)[prop]);
+            probe.remove();
+        }
+        return colors.get(key);
+    }
+
+    /* the hatching of frames too narrow to draw */
+    let hatch = null;
+
+    function hatching(ctx) {
+        if (hatch === null) {
+            const c = document.createElement('canvas'), g = c.getContext('2d');
+
+            c.width = c.height = 4;
+            g.strokeStyle = '#6b6b70';
+            g.lineWidth = 1.5;
+            g.beginPath();
+            g.moveTo(0, 4);
+            g.lineTo(4, 0);
+            g.stroke();
+            hatch = ctx.createPattern(c, 'repeat');
+        }
+        return hatch;
+    }
+
+    /*
+     * One graph into box: the frames that layout() keeps, drawn on the
+     * box's one canvas by paint(), and a hatched mark where it left
+     * frames out.  flip draws the root at the bottom (a function's
+     * callers, above it).  box.graph keeps what was laid out, for
+     * paint(), the pointer (hit()) and MallocViewer.frames().
      */
     function graph(box, t, path, flip) {
         const width = box.clientWidth || 800;
         const frames = F.layout(t, path, width, {
             minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
-        const rows = frames.reduce((d, f) => Math.max(d, f.depth + 1), 1);
-        const top = (depth) => (flip ? rows - 1 - depth : depth) * ROW + 'px';
-        const found = state.found;
+        /* the marks of what is too narrow may take a row below the last */
+        const rows = frames.concat(frames.marks)
+            .reduce((d, f) => Math.max(d, f.depth + 1), 1);
+        const byRow = Array.from({ length: rows }, () => []);
+        const labels = frames.map((f) => (f.chain ? F.chainLabel(t, f.chain)
+                                                  : F.label(t, f.id)));
 
-        box.replaceChildren(...frames.map((f, k) => {
-            const i = f.id, e = el('div', f.chain ? F.chainLabel(t, f.chain)
-                                                  : F.label(t, i), 'frame '
-                + colorClass(t, i)
-                + (f.ancestor ? ' ancestor' : '')
-                + (i === frames.focus && i > 0 ? ' focus' : '')
-                + (found && i > 0 && found.names.has(t.name[i]) ? ' match' : '')
-                /* the name stays in the DOM, for find and readers */
-                + (f.w < 24 ? ' narrow' : ''));
-
-            e.title = (f.chain ? F.chainLabel(t, f.chain) + ', then ' : '')
-                      + title(t, i, frames.focus);
-            e.dataset.i = k;
-            /* CSSOM, not a style attribute: the CSP allows only this */
-            e.style.left = f.x + 'px';
-            e.style.width = f.w + 'px';
-            e.style.top = top(f.depth);
-            return e;
-        }), ...frames.marks.map((m, k) => {
-            const e = el('div', '', 'more');
-
-            e.title = count(m.frames, 'frame') + ' below ' + F.label(t, m.parent)
-                + ', ' + val(m.bytes) + ', too narrow to draw: '
-                + 'click to zoom into them';
-            e.dataset.m = k;
-            /* at least a sliver that a pointer finds */
-            e.style.left = Math.max(0, Math.min(m.x, width - 4)) + 'px';
-            e.style.width = Math.max(m.w, 4) + 'px';
-            e.style.top = top(m.depth);
-            return e;
-        }));
-        box.style.height = (rows + (flip ? 0 : 1)) * ROW + 'px';
+        frames.forEach((f, k) => byRow[f.depth].push(k));
+        box.graph = { t, frames, labels, flip, rows, width, byRow,
+                      height: (rows + (flip ? 0 : 1)) * ROW,
+                      hover: null };
         return frames;
     }
 
+    /* the tooltip of a mark of frames too narrow to draw */
+    function markTitle(g, m) {
+        return count(m.frames, 'frame') + ' below ' + F.label(g.t, m.parent)
+            + ', ' + val(m.bytes) + ', too narrow to draw: '
+            + 'click to zoom into them';
+    }
+
+    /* the top of a row in px */
+    function rowTop(g, depth) {
+        return (g.flip ? g.rows - 1 - depth : depth) * ROW;
+    }
+
+    /* the classes a frame had as an element: what colours it */
+    function frameClass(g, k) {
+        const f = g.frames[k], t = g.t, i = f.id, found = state.found;
+
+        return colorClass(t, i)
+            + (f.ancestor ? ' ancestor' : '')
+            + (i === g.frames.focus && i > 0 ? ' focus' : '')
+            + (found && i > 0 && g === $('flame').graph
+               && found.names.has(t.name[i]) ? ' match' : '')
+            + (g === $('flame').graph && i === state.selected
+               ? ' selected' : '')
+            + (f.w < 24 ? ' narrow' : '');
+    }
+
+    /*
+     * Draw box's graph as laid out: a rectangle per frame, its name
+     * where it fits (cut with an ellipsis), the selected one outlined,
+     * the hovered one too.  No layout here: a hover or a selection
+     * repaints in a few milliseconds.
+     */
+    function paint(box) {
+        const g = box.graph;
+        let canvas = box.querySelector('canvas');
+
+        if (canvas === null) {
+            canvas = document.createElement('canvas');
+            canvas.setAttribute('aria-hidden', 'true');
+            box.replaceChildren(canvas);
+        }
+        if (!g) {
+            canvas.width = canvas.height = 0;
+            canvas.style.height = '0px';
+            box.style.height = '';
+            return;
+        }
+
+        const dpr = window.devicePixelRatio || 1;
+        const w = Math.ceil(g.width * dpr), h = Math.ceil(g.height * dpr);
+
+        /* resizing clears it; a canvas of the same size is only cleared */
+        if (canvas.width !== w || canvas.height !== h) {
+            canvas.width = w;
+            canvas.height = h;
+            canvas.style.width = g.width + 'px';
+            canvas.style.height = g.height + 'px';
+        }
+        box.style.height = g.height + 'px';
+
+        const ctx = canvas.getContext('2d');
+        const font = getComputedStyle(box).getPropertyValue('--frame-font')
+                     || '12px monospace';
+
+        ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        ctx.clearRect(0, 0, g.width, g.height);
+        ctx.font = font.trim() || '12px monospace';
+        ctx.textBaseline = 'middle';
+
+        const cw = ctx.measureText('M').width || 7;
+        const text = colorOf('', 'color'), onMatch = colorOf('match', 'color');
+        const outlined = [];
+
+        const main = g === $('flame').graph, found = state.found;
+
+        g.frames.forEach((f, k) => {
+            const y = rowTop(g, f.depth), i = f.id;
+            const match = main && found !== null && i > 0
+                          && found.names.has(g.t.name[i]);
+
+            ctx.globalAlpha = f.ancestor ? 0.55 : 1;
+            ctx.fillStyle = colorOf(match ? 'match' : colorClass(g.t, i));
+            /* a pixel of gap on the right, but for frames under 2 px */
+            ctx.fillRect(f.x, y, f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
+            ctx.globalAlpha = 1;
+            if (f.w >= 24) {
+                const n = Math.floor((f.w - 6) / cw);
+                const label = g.labels[k];
+
+                ctx.fillStyle = match ? onMatch : text;
+                ctx.fillText(label.length <= n ? label
+                             : label.slice(0, Math.max(1, n - 1)) + '\u2026',
+                             f.x + 3, y + (ROW - 1) / 2);
+            }
+            if ((main && i === state.selected) || g.hover === k) {
+                outlined.push([f, y, main && i === state.selected ? 2 : 1]);
+            }
+        });
+        g.frames.marks.forEach((m, k) => {
+            const x = Math.max(0, Math.min(m.x, g.width - 4));
+
+            ctx.fillStyle = g.hover === ~k ? colorOf('match')
+                                            : hatching(ctx);
+            ctx.fillRect(x, rowTop(g, m.depth), Math.max(m.w, 4), ROW - 1);
+        });
+        ctx.strokeStyle = colorOf('', 'color');
+        for (const [f, y, lw] of outlined) {
+            ctx.lineWidth = lw;
+            ctx.strokeRect(f.x + lw / 2, y + lw / 2,
+                           Math.max(1, f.w - lw), ROW - 1 - lw);
+        }
+    }
+
+    /*
+     * What the pointer is on in box (offsetX, offsetY): {k} a frame,
+     * {m} a mark of frames too narrow to draw, or null.
+     */
+    function hit(box, x, y) {
+        const g = box.graph;
+
+        if (!g) {
+            return null;
+        }
+
+        const row = Math.floor(y / ROW);
+        const depth = g.flip ? g.rows - 1 - row : row;
+
+        if (depth < 0 || depth >= g.rows) {
+            return null;
+        }
+        /* the last drawn is on top */
+        for (let k = g.frames.marks.length - 1; k >= 0; k--) {
+            const m = g.frames.marks[k];
+            const mx = Math.max(0, Math.min(m.x, g.width - 4));
+
+            if (m.depth === depth && x >= mx && x < mx + Math.max(m.w, 4)) {
+                return { m: k };
+            }
+        }
+        for (const k of g.byRow[depth]) {
+            const f = g.frames[k];
+
+            if (x >= f.x && x < f.x + Math.max(f.w, 1)) {
+                return { k };
+            }
+        }
+        return null;
+    }
+
+    /*
+     * For tests and the console: what a canvas shows, as the elements
+     * of the page before it drew on one: {kind ("frame" or "more"),
+     * name, title, cls, x, y, w, h}, in the canvas's px from its corner.
+     */
+    window.MallocViewer = {
+        frames(id = 'flame') {
+            const g = $(id).graph;
+
+            if (!g) {
+                return [];
+            }
+            return g.frames.map((f, k) => ({
+                kind: 'frame', name: g.labels[k], cls: 'frame '
+                                                       + frameClass(g, k),
+                title: (f.chain ? g.labels[k] + ', then ' : '')
+                       + title(g.t, f.id, g.frames.focus),
+                x: f.x, y: rowTop(g, f.depth), w: f.w, h: ROW - 1 }))
+                .concat(g.frames.marks.map((m) => ({
+                    kind: 'more', name: '', cls: 'more',
+                    title: markTitle(g, m),
+                    x: Math.max(0, Math.min(m.x, g.width - 4)),
+                    y: rowTop(g, m.depth), w: Math.max(m.w, 4),
+                    h: ROW - 1 })));
+        }
+    };
+
     /* the flame graph, and a function's callers above it */
     function draw() {
-        const t = state.shown;
+        const t = state.shown, started = performance.now();
 
         if (t === null) {
             state.frames = [];
-            $('flame').replaceChildren();
-            $('callers').replaceChildren();
+            $('flame').graph = null;
+            paint($('flame'));
+            $('callers').graph = null;
+            paint($('callers'));
             $('callers').hidden = true;
             $('reset').disabled = true;
             detail(-1);
@@ -1158,9 +1356,28 @@
         state.callerFrames = state.callers === null ? []
             : graph($('callers'), state.callers, [], true);
         $('reset').disabled = state.zoomed === 0;
+        document.body.dataset.frames = state.frames.length;
+        state.drawn = performance.now() - started;
         select(state.at.has(state.selected) ? state.selected : -1);
         showSummary();
         showMatch();
+    }
+
+    /*
+     * How long a user's action took in the page, which make bench
+     * reads: its data (the tree, filtered, searched, laid out) and its
+     * painting, in ms, kept in body[data-took] as "what data paint".
+     */
+    function act(what, fn) {
+        const started = performance.now();
+
+        state.painted = 0;
+        fn();
+
+        const took = performance.now() - started;
+
+        document.body.dataset.took = what + ' ' + (took - state.painted)
+            .toFixed(1) + ' ' + state.painted.toFixed(1);
     }
 
     /* the frame node i is drawn in (its own, or a folded run's), or -1 */
@@ -1171,18 +1388,23 @@
 
     /* the selected frame: marked, and in the panel when nothing is hovered */
     function select(i) {
-        const old = $('flame').querySelector('.frame.selected');
-
-        if (old !== null) {
-            old.classList.remove('selected');
-        }
         state.selected = i;
-        if (i !== -1 && state.at.has(i)) {
-            const e = $('flame').children[state.at.get(i)];
-
-            e.classList.add('selected');
+        repaint();
+        /* the panel shows what the pointer is on, while it is on one */
+        if (!state.pointing) {
+            detail(i);
         }
-        detail(i);
+    }
+
+    /* the graphs painted again as they are laid out; the time it took */
+    function repaint() {
+        const started = performance.now();
+
+        paint($('flame'));
+        if (state.callers !== null) {
+            paint($('callers'));
+        }
+        state.painted += performance.now() - started;
     }
 
     /*
@@ -1246,11 +1468,7 @@
         state.matchAt = -1;
         state.searchError = r.error || '';
 
-        const hit = (k, t) => state.found !== null && k > 0
-                              && state.found.names.has(t.name[k]);
-
-        Array.from($('flame').querySelectorAll('.frame')).forEach((e, k) =>
-            e.classList.toggle('match', hit(state.frames[k].id, state.shown)));
+        repaint();
         Array.from($('top').tBodies[0].rows).forEach((tr) =>
             tr.classList.toggle('match', state.found !== null
                 && state.found.names.has(Number(tr.dataset.fn))));
@@ -1670,53 +1888,93 @@
         showLegend();
     }
 
+    /* what the pointer of ev is on in box: hit()'s, in the canvas's px */
+    function pointed(box, ev) {
+        const canvas = box.querySelector('canvas');
+
+        if (canvas === null || !box.graph) {
+            return null;
+        }
+
+        const r = canvas.getBoundingClientRect();
+
+        return hit(box, ev.clientX - r.left, ev.clientY - r.top);
+    }
+
+    /* the tree and frame of a hit in box */
+    function frameOf(box, h) {
+        return h !== null && h.k !== undefined ? box.graph.frames[h.k] : null;
+    }
+
     /* a frame of the graph, or a mark of frames too narrow to draw */
     $('flame').addEventListener('click', (ev) => {
-        const e = ev.target.closest('.frame, .more');
-        const t = state.shown;
+        const h = pointed($('flame'), ev), t = state.shown;
 
-        if (e === null) {
+        if (h === null) {
             return;
         }
-        if (e.dataset.m !== undefined) {
-            /* into their caller; if it is zoomed already, the widest */
-            const m = state.frames.marks[e.dataset.m];
-            const i = m.parent === state.zoomed ? m.widest : m.parent;
+        act('zoom', () => {
+            let i;
 
+            if (h.m !== undefined) {
+                /* into their caller; if it is zoomed already, the widest */
+                const m = state.frames.marks[h.m];
+
+                i = m.parent === state.zoomed ? m.widest : m.parent;
+            } else {
+                i = state.frames[h.k].id;
+            }
             zoom(F.pathOf(t, i));
             select(i);
-        } else {
-            const i = state.frames[e.dataset.i].id;
-
-            zoom(F.pathOf(t, i));
-            select(i);
-        }
+        });
         $('flame').focus();
     });
-    $('flame').addEventListener('keydown', key);
-    /* hover fills the panel; leaving the graph shows the selection again */
+    $('flame').addEventListener('keydown', (ev) => act('key ' + ev.key,
+                                                       () => key(ev)));
+    /*
+     * hover fills the panel and outlines the frame; the canvas's title
+     * is its tooltip; leaving the graph shows the selection again
+     */
     for (const id of ['flame', 'callers']) {
-        $(id).addEventListener('mouseover', (ev) => {
-            const e = ev.target.closest('.frame');
+        const box = $(id);
 
-            if (e !== null) {
-                detail(id === 'flame' ? state.frames[e.dataset.i].id
-                                      : state.callerFrames[e.dataset.i].id,
-                       id === 'flame' ? state.shown : state.callers);
+        box.addEventListener('mousemove', (ev) => {
+            const h = pointed(box, ev), g = box.graph;
+            const key = h === null ? null : h.k !== undefined ? h.k : ~h.m;
+
+            if (!g || key === g.hover) {
+                return;
+            }
+            g.hover = key;
+            paint(box);
+
+            const f = frameOf(box, h), canvas = box.querySelector('canvas');
+
+            canvas.style.cursor = h === null ? '' : f ? 'pointer' : 'zoom-in';
+            canvas.title = f ? (f.chain ? F.chainLabel(g.t, f.chain)
+                                          + ', then ' : '')
+                               + title(g.t, f.id, g.frames.focus)
+                : h !== null ? markTitle(g, g.frames.marks[h.m]) : '';
+            if (f) {
+                state.pointing = true;
+                detail(f.id, g.t);
             }
         });
-        $(id).addEventListener('mouseleave', () => detail(state.selected));
+        box.addEventListener('mouseleave', () => {
+            state.pointing = false;
+            if (box.graph && box.graph.hover !== null) {
+                box.graph.hover = null;
+                paint(box);
+            }
+            detail(state.selected);
+        });
     }
     /* a caller of the function: its own callers and callees */
     $('callers').addEventListener('click', (ev) => {
-        const e = ev.target.closest('.frame');
+        const f = frameOf($('callers'), pointed($('callers'), ev));
 
-        if (e !== null) {
-            const i = state.callerFrames[e.dataset.i].id;
-
-            if (i > 0) {
-                sandwich(F.label(state.callers, i));
-            }
+        if (f !== null && f.id > 0) {
+            sandwich(F.label(state.callers, f.id));
         }
     });
     $('d-sandwich').addEventListener('click', () => {
@@ -1757,7 +2015,7 @@
         getSelection().addRange(r);
     }
 
-    $('reset').addEventListener('click', () => zoom([]));
+    $('reset').addEventListener('click', () => act('reset', () => zoom([])));
     $('view').addEventListener('change', () => {
         state.view = $('view').value;
         state.focus = [];
@@ -1786,13 +2044,13 @@
             return;
         }
         if (ev.key === 'n' || ev.key === 'N' || ev.key === 'Escape') {
-            key(ev);
+            act('key ' + ev.key, () => key(ev));
         }
     });
-    $('search').addEventListener('input', later(() => {
+    $('search').addEventListener('input', later(() => act('search', () => {
         writeHash(false);
         mark();
-    }));
+    })));
     $('search').addEventListener('keydown', (ev) => {
         if (ev.key === 'Enter') {
             ev.preventDefault();
@@ -1805,11 +2063,11 @@
     $('next').addEventListener('click', () => nextMatch(1));
     $('prev').addEventListener('click', () => nextMatch(-1));
     for (const k of FILTERS) {
-        $(k).addEventListener('input', later(() => {
+        $(k).addEventListener('input', later(() => act(k, () => {
             filter();
             writeHash(false);
             mark();
-        }));
+        })));
     }
     $('open').addEventListener('change', () => {
         openFiles($('open').files, false);
@@ -1847,6 +2105,17 @@
     window.addEventListener('popstate', fromHash);
     window.addEventListener('hashchange', fromHash);
     window.addEventListener('resize', later(draw));
+    /* a scroll bar come or gone narrows the graph with no resize event */
+    if (window.ResizeObserver) {
+        new ResizeObserver(later(() => {
+            const g = $('flame').graph;
+
+            if (g && $('flame').clientWidth > 0
+                && Math.abs($('flame').clientWidth - g.width) >= 1) {
+                draw();
+            }
+        })).observe($('flame'));
+    }
 
     /* a head sorts by its column; again turns the order; names A to Z */
     function sorter(table, get, set, render, name) {

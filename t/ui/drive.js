@@ -24,11 +24,24 @@
         await until(() => document.body.dataset.state === 'ready');
 
         const width = $('#flame').clientWidth;
-        const frames = () => Array.from($('#flame').querySelectorAll('.frame'));
+        // the canvas's frames as the page describes them (MallocViewer),
+        // pointed at and clicked where they are drawn
+        const drawn = (id = 'flame') => MallocViewer.frames(id);
+        const frames = (id) => drawn(id).filter((f) => f.kind === 'frame');
+        const has = (f, cls) => f.cls.split(' ').includes(cls);
+        const at = (f, type, id = 'flame') => {
+            const r = $('#' + id + ' canvas').getBoundingClientRect();
+
+            $('#' + id + ' canvas').dispatchEvent(new MouseEvent(type, {
+                clientX: r.left + f.x + Math.min(f.w / 2, 8),
+                clientY: r.top + f.y + f.h / 2, bubbles: true }));
+        };
+        const hover = (f, id) => at(f, 'mousemove', id);
+        const click = (f, id) => at(f, 'click', id);
         const key = (k, opts = {}) => $('#flame').dispatchEvent(
             new KeyboardEvent('keydown', { key: k, bubbles: true, ...opts }));
-        const zoomed = () => $('#flame .frame.focus')
-            && $('#flame .frame.focus').textContent;
+        const zoomed = () => (frames().find((f) => has(f, 'focus'))
+                              || {}).name;
         const back = () => new Promise((ok) => {
             addEventListener('popstate', () => setTimeout(ok, 50),
                              { once: true });
@@ -43,16 +56,18 @@
 
         seen.styled = getComputedStyle($('#flame')).position === 'relative';
         seen.frames = frames().length;
-        seen.root = $('#flame .frame').textContent;
-        seen.title = $('#flame .frame').title;
+        seen.canvases = $('#flame').querySelectorAll('canvas').length;
+        seen.elements = $('#flame').querySelectorAll('*').length;
+        seen.root = frames()[0].name;
+        seen.title = frames()[0].title;
         seen.hidden = ['#seconds-choice', '#snapshot-choice']
             .filter((sel) => $(sel).hidden).join(' ');
 
         // hover: the panel names the frame, with its figures and file
-        const narrow = frames().find((e) => e.classList.contains('narrow')
-                                            && e.style.top === '36px');
-        narrow.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
-        seen.hover = { text: narrow.textContent, ...panel() };
+        const narrow = frames().find((f) => has(f, 'narrow') && f.y === 36);
+        hover(narrow);
+        seen.hover = { text: narrow.name, ...panel(),
+                       tooltip: $('#flame canvas').title };
         $('#flame').dispatchEvent(new MouseEvent('mouseleave'));
         seen.left = $('#d-body').hidden;
 
@@ -66,7 +81,8 @@
         $('#search').value = 'NGX_FN_12$';
         $('#search').dispatchEvent(new Event('input'));
         await pause();
-        seen.matches = document.querySelectorAll('#flame .frame.match').length;
+        seen.matches = frames().filter((f) => has(f, 'match')).length;
+        seen.searchTook = document.body.dataset.took;
         seen.matchText = $('#match').textContent;
         seen.hash = location.hash;
         // Enter in the box: the widest match, selected; again, the next
@@ -76,21 +92,23 @@
         $('#search').dispatchEvent(new KeyboardEvent('keydown',
                                                      { key: 'Enter' }));
         seen.secondMatch = [$('#d-name').textContent, $('#match').textContent,
-            !!$('#flame .frame.selected.match')];
+            frames().some((f) => has(f, 'selected') && has(f, 'match'))];
         $('#reset').click();
 
         // zoom into the first frame two rows down, then back out
-        const target = frames().find((e) => e.style.top === '36px');
+        const target = frames().find((f) => f.y === 36);
         const steps = history.length;
-        seen.zoomName = target.textContent;
-        target.click();
-        const focus = $('#flame .frame.focus');
-        seen.zoom = { name: focus.textContent,
-                      full: Math.abs(parseFloat(focus.style.width) - width) < 1,
-                      ancestors: document.querySelectorAll('.ancestor').length,
+        seen.zoomName = target.name;
+        click(target);
+        seen.zoomTook = document.body.dataset.took;
+        const focus = frames().find((f) => has(f, 'focus'));
+        seen.zoom = { name: focus.name,
+                      full: Math.abs(focus.w - width) < 1,
+                      ancestors: frames().filter((f) => has(f, 'ancestor'))
+                          .length,
                       reset: $('#reset').disabled,
                       summary: $('#summary').textContent.startsWith(
-                          focus.textContent + ': ') };
+                          focus.name + ': ') };
 
         // the keys: down to the widest callee, Enter zooms, Escape out
         key('ArrowDown');
@@ -103,6 +121,7 @@
                       hash: location.hash };
         key('Escape');
         seen.keys.escaped = zoomed();
+        seen.keys.took = document.body.dataset.took;
         key('Backspace');
         seen.keys.backspace = zoomed();
         seen.keys.steps = history.length - steps;
@@ -112,12 +131,13 @@
         await back();
         seen.keys.back2 = zoomed();
         $('#reset').click();
-        seen.unzoomed = $('#flame .frame').textContent;
+        seen.unzoomed = frames()[0].name;
 
         // a mark of frames too narrow: click it, they are drawn
-        const more = $('#flame .more');
-        seen.more = { title: more.title };
-        more.click();
+        const more = drawn().find((f) => f.kind === 'more');
+        hover(more);
+        seen.more = { title: more.title, tooltip: $('#flame canvas').title };
+        click(more);
         seen.more.zoomed = zoomed();
         seen.more.frames = frames().length;
         seen.more.selected = $('#d-name').textContent;
@@ -132,6 +152,7 @@
         };
         seen.filters = { focus: await filter('#focus', '^ngx_fn_12$'),
                          focusFrames: frames().length,
+                         took: document.body.dataset.took,
                          focusSummary: $('#summary').textContent };
         seen.filters.bad = await filter('#focus', 'ngx_(');
         seen.filters.badFrames = frames().length;
@@ -149,22 +170,22 @@
         // the allocators first: the top row allocated its bytes itself
         $('#view').value = 'allocators';
         $('#view').dispatchEvent(new Event('change'));
-        const top = frames().filter((e) => e.style.top === '18px');
-        top[0].dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+        const top = frames().filter((f) => f.y === 18);
+        hover(top[0]);
         seen.allocators = { hash: location.hash, top: top.length,
                             name: $('#d-name').textContent,
                             total: $('#d-total').textContent,
                             self: $('#d-self-row').hidden,
                             function: $('#d-function').textContent };
         // and a function's callers and callees
-        top[0].click();
+        click(top[0]);
         $('#d-sandwich').click();
         seen.sandwich = { hash: location.hash,
                           view: $('#view').value,
                           callers: $('#callers').hidden ? 0
-                              : $('#callers').querySelectorAll('.frame').length,
+                              : frames('callers').length,
                           head: $('#sandwich-head').textContent,
-                          root: frames()[1].textContent };
+                          root: frames()[1].name };
         await back();
         seen.sandwich.back = $('#view').value;
         $('#view').value = 'callers';
@@ -177,8 +198,7 @@
             rows: Array.from($('#modules').tBodies[0].rows)
                 .map((tr) => tr.cells[0].textContent.trim()),
             rule: $('#modules-rule').textContent,
-            colored: document.querySelectorAll('#flame .frame[class*=" m"]')
-                .length,
+            colored: frames().filter((f) => / m[0-9x]\b/.test(f.cls)).length,
             legend: $('#legend-modules').textContent.replace(/\s+/g, ' ')
                 .trim() };
         $('#modules th[data-key="module"]').click();
@@ -246,10 +266,10 @@
         await until(() => document.body.dataset.state === 'ready');
         seen.compare = {
             hash: location.hash,
-            grown: document.querySelectorAll('#flame .grown').length,
-            shrunk: document.querySelectorAll('#flame .shrunk').length,
-            colored: document.querySelectorAll('#flame [class*=" c"]').length,
-            root: $('#flame .frame').title,
+            grown: frames().filter((f) => has(f, 'grown')).length,
+            shrunk: frames().filter((f) => has(f, 'shrunk')).length,
+            colored: frames().filter((f) => / c\d\b/.test(f.cls)).length,
+            root: frames()[0].title,
             summary: $('#summary').textContent,
             gone: $('#gone').textContent,
             legend: !$('#legend').hidden,

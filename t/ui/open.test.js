@@ -83,9 +83,10 @@ test('a Go heap, opened by the picker and by a drop, and compared',
             && document.body.dataset.tables === 'ready');
         return over.defaultPrevented;
     };
-    const frames = (cls) => [...$('#flame').querySelectorAll('.frame')]
-        .filter((e) => !cls || e.classList.contains(cls))
-        .map((e) => e.textContent);
+    const frames = (cls) => MallocViewer.frames('flame')
+        .filter((f) => f.kind === 'frame'
+                       && (!cls || f.cls.split(' ').includes(cls)))
+        .map((f) => f.name);
     const row = (name) => [...$('#top').tBodies[0].rows]
         .find((tr) => tr.cells[0].textContent === name);
     const cells = (name) => row(name)

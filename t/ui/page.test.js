@@ -57,6 +57,10 @@ const re = (...parts) => new RegExp(parts.join(''));
 const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>')
                          .replace(/&amp;/g, '&');
 
+// what the canvas showed, as frames.js wrote it: [{kind, name, cls, title}]
+const drawnFrames = (html) => JSON.parse(unescape(html.match(
+    /<pre id="frames">([^<]*)<\/pre>/)[1]));
+
 test('the page draws, zooms, searches, sorts and starts sampling',
      { skip }, async (t) => {
     const posted = [];
@@ -75,6 +79,18 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.deepStrictEqual(seen.errors, []);
     assert.ok(seen.styled, 'viewer.css applies');
     assert.ok(seen.frames > 100 && seen.frames <= 4000);
+    // one canvas, nothing else: no element per frame
+    assert.strictEqual(seen.canvases, 1);
+    assert.strictEqual(seen.elements, 1);
+    // what each action took in the page: its data, then its painting (ms)
+    for (const [took, what] of [[seen.zoomTook, 'zoom'],
+                                [seen.keys.took, 'key Escape'],
+                                [seen.searchTook, 'search'],
+                                [seen.filters.took, 'focus']]) {
+        assert.match(took, new RegExp('^' + what + ' \\d+\\.\\d \\d+\\.\\d$'));
+    }
+    t.diagnostic('took (data, paint ms): ' + [seen.zoomTook, seen.keys.took,
+        seen.searchTook, seen.filters.took].join('; '));
     assert.strictEqual(seen.root, 'all');
     assert.match(seen.title,
                  /^all\n[\d.]+ GiB, 100\.0% of all\n[\d,]+ objects/);
@@ -83,6 +99,8 @@ test('the page draws, zooms, searches, sorts and starts sampling',
 
     // a narrow frame, hovered: the panel names it, with figures and file
     assert.strictEqual(seen.hover.name, seen.hover.text);
+    // its tooltip, as the element's title was
+    assert.ok(seen.hover.tooltip.startsWith(seen.hover.text + '\n'));
     assert.match(seen.hover.total, /^[\d.]+ [KMG]iB, [\d,]+ objects$/);
     assert.match(seen.hover.share, /^[\d.<]+% of all$/);
     assert.strictEqual(seen.hover.file, 'nginx (binary)');
@@ -125,6 +143,7 @@ test('the page draws, zooms, searches, sorts and starts sampling',
         String.raw`^[\d,]+ frames? below (\S+), [\d.]+ \w+, too narrow `,
         'to draw: click to zoom into them$'));
     assert.ok(below, seen.more.title);
+    assert.strictEqual(seen.more.tooltip, seen.more.title);
     assert.strictEqual(seen.more.zoomed, below[1]);
     assert.strictEqual(seen.more.selected, below[1]);
     assert.ok(seen.more.frames > seen.frames, 'more of them drawn');
@@ -239,10 +258,11 @@ test('the page draws, zooms, searches, sorts and starts sampling',
 test('a comparison of two snapshots, opened from the URL',
      { skip }, async () => {
     const asked = [];
-    const html = await dom({ stacks: 2000 },
+    const html = await dom({ stacks: 2000, frames: true },
                            '#snapshot=snapshot-20261201T031814Z&pid=2051'
                            + '&base=snapshot-20261201T021814Z', asked);
-    const frames = html.match(/<div class="frame [^"]*"/g) || [];
+    const frames = drawnFrames(html).filter((f) => f.kind === 'frame')
+        .map((f) => f.cls);
 
     // the pid goes: a snapshot is of all workers
     assert.deepStrictEqual(asked, ['?snapshot=snapshot-20261201T031814Z'
@@ -308,7 +328,9 @@ test('sampling started through the API: its time left, kept',
 
 test('a read-only location: no buttons; a zoom from the URL',
      { skip }, async () => {
-    const html = await dom({ stacks: 50 }, '#zoom=main&search=main');
+    const html = await dom({ stacks: 50, frames: true },
+                           '#zoom=main&search=main');
+    const frames = drawnFrames(html);
 
     assert.match(html, /<body data-state="ready"[ >]/);
     assert.doesNotMatch(html, /id="start"/);
@@ -316,27 +338,29 @@ test('a read-only location: no buttons; a zoom from the URL',
     assert.match(html, re('<select id="type"><option value="inuse_space">',
                           'bytes in use</option><option value="inuse_',
                           'objects">objects in use</option></select>'));
-    assert.match(html, /<div class="frame root ancestor[^"]*"[^>]*>all<\/div>/);
-    assert.match(html,
-                 /<div class="frame c\d focus[^"]*match[^"]*"[^>]*>main</);
+    assert.match(frames[0].cls + ' ' + frames[0].name,
+                 /^frame root ancestor[^"]* all$/);
+    assert.match(frames[1].cls + ' ' + frames[1].name,
+                 /^frame c\d focus\b.*\bmatch\b.* main$/);
     assert.match(html, /<table id="workers">[^]*<tr data-pid="2052">/);
 });
 
 test('an error of the profile shows its text', { skip }, async () => {
-    const html = await dom({ fail: 'nginx is not running on jemalloc' });
+    const html = await dom({ fail: 'nginx is not running on jemalloc',
+                             frames: true });
 
     assert.match(html, /<body data-state="error">/);
     assert.match(html, new RegExp('<div id="error" role="alert">'
                                   + '<p>nginx is not running on jemalloc</p>'));
-    assert.doesNotMatch(html, /class="frame/);
+    assert.deepStrictEqual(drawnFrames(html), [], 'no graph drawn');
 });
 
 test('the traffic, opened from the URL: the sentence and its tables',
      { skip }, async () => {
     const asked = [];
     let traffic;
-    const html = await dom({ stacks: 50 }, '#view=traffic', asked, [],
-                           (server) => { traffic = server.traffic; });
+    const html = await dom({ stacks: 50, frames: true }, '#view=traffic',
+                           asked, [], (server) => { traffic = server.traffic; });
     const body = (id) => html.match(new RegExp('<table id="' + id
         + '">[^]*?<tbody>([^]*?)</tbody>'))[1];
 
@@ -384,7 +408,7 @@ test('the traffic, opened from the URL: the sentence and its tables',
     assert.match(html, /<p id="traffic-finished" class="note">No finished /);
     assert.match(html, re('<p id="traffic-not-measured" class="note">Not ',
                           'measured: TLS state'));
-    assert.doesNotMatch(html, /class="frame/);
+    assert.deepStrictEqual(drawnFrames(html), [], 'no graph drawn');
     assert.match(html, /<div id="error" role="alert" hidden="">/);
 });
 

@@ -270,6 +270,7 @@ function send(res, status, json) {
 
 // opts: write (POSTs allowed), stacks (profile size), alloc (alloc types),
 // fail (the profile's error text), drive (the page also runs drive.js),
+// frames (it runs frames.js, which writes what the canvas shows),
 // snapshots (false: none listed), trafficFail (worker 1 did not answer
 // GET traffic: a 504 with worker 0's figures).  The server's "asked"
 // lists the queries of pprof/heap.json, in order; "traffic" those of
@@ -293,17 +294,21 @@ function serve(opts = {}) {
         const m = p.match(/^\/malloc\/ui(?:\/([\w.-]+\.(html|js|css)))?$/);
 
         if (m) {
-            const drive = opts.drive && m[1] === 'drive.js';
-            const file = drive ? path.join(__dirname, 'drive.js')
+            const drive = (opts.drive && m[1] === 'drive.js')
+                          || (opts.frames && m[1] === 'frames.js');
+            const file = drive ? path.join(__dirname, m[1])
                                : path.join(UI, m[1] || 'index.html');
 
             if (!fs.existsSync(file)) {
                 return error(res, 404, 'not_found', 'no such file');
             }
             let body = fs.readFileSync(file, 'utf8');
-            if (opts.drive && !m[1]) {
-                body = body.replace('</head>', '<script src="ui/drive.js" '
-                                    + 'defer></script>\n</head>');
+            for (const helper of ['drive', 'frames']) {
+                if (opts[helper] && !m[1]) {
+                    body = body.replace('</head>', '<script src="ui/'
+                                        + helper + '.js" defer></script>\n'
+                                        + '</head>');
+                }
             }
             res.writeHead(200, { 'Content-Type': TYPES[m[2] || 'html'],
                                  'Content-Security-Policy': CSP });
