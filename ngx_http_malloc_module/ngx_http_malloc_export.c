@@ -2022,12 +2022,19 @@ ngx_http_malloc_export_close(ngx_http_malloc_export_t *ex)
 
 /*
  * A request under way is closed, and what waits here is lost with the
- * process: no longer queued
+ * process: no longer queued, and no file of it left.  A reload ends the
+ * old worker 0 at once, in the middle of an interval's collection, say:
+ * its command is closed, so that a worker that dumps later removes its
+ * own file, and those already written go; so do the dumps of the jobs
+ * not built yet.
  */
 
 void
 ngx_http_malloc_export_exit_process(void)
 {
+    char                           **paths;
+    ngx_uint_t                       i, k, n;
+    ngx_http_malloc_job_t           *job;
     ngx_http_malloc_export_t        *ex;
     ngx_http_malloc_export_state_t   delta;
 
@@ -2036,8 +2043,35 @@ ngx_http_malloc_export_exit_process(void)
     /* before nginx looks for sockets left open: a TERM while quitting */
     ngx_http_malloc_export_close(ex);
 
-    if (ex->mmcf == NULL || ex->njobs == 0) {
+    if (ex->mmcf == NULL) {
         return;
+    }
+
+    if (ex->collecting) {
+        ngx_http_malloc_collect_end(&ex->co);
+        ex->collecting = 0;
+
+        paths = ngx_http_malloc_export_dumps(ex, &n);
+
+        for (i = 0; paths != NULL && i < n; i++) {
+            (void) ngx_delete_file(paths[i]);
+        }
+
+        ngx_free(paths);
+    }
+
+    if (ex->njobs == 0) {
+        return;
+    }
+
+    for (k = 0; k < ex->njobs; k++) {
+        job = ex->jobs[k];
+
+        if (job->dumps && job->state == NGX_HTTP_MALLOC_JOB_WAITING) {
+            for (i = 0; job->paths[i] != NULL; i++) {
+                (void) ngx_delete_file(job->paths[i]);
+            }
+        }
     }
 
     ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));

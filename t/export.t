@@ -718,6 +718,32 @@ is(scalar(pushed_as($kinds, 'interval')), 0, 'and no live heap was sent');
 $t->stop;
 $t->no_alerts;
 
+# reloads in the middle of the intervals' collections: the old worker 0
+# goes at once, its command is closed, and no dump of it stays behind
+{
+    my $rr = receiver("$tmp/r");
+    my $t = exporting($rr, '', 'interval');
+    # dumps that take a while: a reload comes in the middle of one
+    $t->get('/t/alloc?stacks=60000&size=64');
+    # a slow collector: the intervals' dumps wait in worker 0's queue
+    set_mode($rr, 'slow');
+    sleep 4;
+    for (1 .. 6) {
+        $t->reload;
+        sleep 0.7;
+    }
+    set_mode($rr, 'ok');
+    sleep 8;
+    my $dir = $t->dump_dir;
+    opendir(my $d, $dir) or die "$dir: $!";
+    my @old = grep { /^\.export-/ && -M "$dir/$_" > 5 / 86400 } readdir $d;
+    closedir $d;
+    is(join(' ', @old), '', 'reloads mid-collection: no export dump left');
+    ok(scalar(requests($rr)) > 0, 'and the pushes went on');
+    $t->stop;
+    $t->no_alerts;
+}
+
 down_after_10();
 
 ###########################################################################

@@ -109,6 +109,9 @@
     "confidence for all at once; 0 of 3 stacks, |z| >= 2.58), resting on 9 "  \
     "samples now and 3 in the base; a stack is its functions' names, as "     \
     "pprof/heap.json has it\n"                                                \
+    "# empty: no stack grew beyond the sampling noise, of 3 compared (0 of "  \
+    "them with samples enough to show a change at this level): a growth "    \
+    "under the detection limit that follows cannot be told from noise\n"     \
     "# every stack, noise included, nets +3147264 bytes; shown: 0 bytes "     \
     "grown; not shown: 0 bytes shrunk beyond the noise\n"                     \
     "# detection: with 9 samples now and 3 in the base, a change of small "   \
