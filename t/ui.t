@@ -386,7 +386,7 @@ async () => {
     /* the mark of the most frames */
     const count = (m) => Number(m.title.replace(/,/g, '').split(' ')[0]);
     const mark = marks.sort((a, b) => count(b) - count(a))[0];
-    const parent = mark.title.match(/ below (\S+),/)[1];
+    const parent = mark.title.match(/ below (\S+)(?: and \d+ others?)?,/)[1];
     const p = frames().find((e) => e.name === parent && e.y === mark.y - 18);
     const seen = { marks: marks.length, title: mark.title, parent,
                    before: below(p) };
@@ -400,7 +400,8 @@ async () => {
 JS
     ok(($seen->{marks} // 0) > 0, 'narrow: marked')
         or diag explain $seen;
-    like($seen->{title} // '', qr/^[\d,]+ frames below \S+, [\d.]+ \w+, (?#
+    like($seen->{title} // '', qr/^[\d,]+ frames below \S+(?# the block's
+                                 )(?: and \d+ others?)?, [\d.]+ \w+, (?#
                                  )too narrow to draw: click/,
          "narrow: how many and what ($seen->{title})");
     is($seen->{zoomed}, $seen->{parent}, 'narrow: the click zooms there');

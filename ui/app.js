@@ -1141,24 +1141,69 @@
         const width = box.clientWidth || 800;
         const frames = F.layout(t, path, width, {
             minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
+        const blocks = runs(frames.marks, width);
         /* the marks of what is too narrow may take a row below the last */
-        const rows = frames.concat(frames.marks)
+        const rows = frames.concat(blocks)
             .reduce((d, f) => Math.max(d, f.depth + 1), 1);
         const byRow = Array.from({ length: rows }, () => []);
         const labels = frames.map((f) => (f.chain ? F.chainLabel(t, f.chain)
                                                   : F.label(t, f.id)));
 
         frames.forEach((f, k) => byRow[f.depth].push(k));
-        box.graph = { t, frames, labels, flip, rows, width, byRow,
+        box.graph = { t, frames, labels, blocks, flip, rows, width, byRow,
                       height: (rows + (flip ? 0 : 1)) * ROW,
                       hover: null };
         return frames;
     }
 
-    /* the tooltip of a mark of frames too narrow to draw */
-    function markTitle(g, m) {
-        return count(m.frames, 'frame') + ' below ' + F.label(g.t, m.parent)
-            + ', ' + val(m.bytes) + ', too narrow to draw: '
+    /*
+     * The marks of layout() (frames left out below a parent) as blocks,
+     * one per run of marks that touch in a row: at 50k stacks a row
+     * had hundreds of slivers that merged into one dark strip.  Each
+     * {x, w, depth, frames, bytes, parents, parent, widest}: at least 4
+     * px wide, so that a pointer finds it; parent and widest are those
+     * of its mark of the most bytes, which a click zooms into.
+     */
+    function runs(marks, width) {
+        const out = [];
+        const sorted = marks.slice().sort((a, b) => a.depth - b.depth
+                                                    || a.x - b.x);
+
+        for (const m of sorted) {
+            const x = Math.max(0, Math.min(m.x, width - 4));
+            const end = Math.min(width, Math.max(x + 4, m.x + m.w));
+            const b = out[out.length - 1];
+
+            if (b !== undefined && b.depth === m.depth && x <= b.end + 1) {
+                b.end = Math.max(b.end, end);
+                b.frames += m.frames;
+                b.bytes += m.bytes;
+                b.parents++;
+                if (m.bytes > b.most) {
+                    Object.assign(b, { most: m.bytes, parent: m.parent,
+                                       widest: m.widest });
+                }
+            } else {
+                out.push({ x, end, depth: m.depth, frames: m.frames,
+                           bytes: m.bytes, parents: 1, most: m.bytes,
+                           parent: m.parent, widest: m.widest });
+            }
+        }
+        out.forEach((b) => { b.w = b.end - b.x; });
+        return out;
+    }
+
+    /* a block's label where it fits: "271 frames, 3.2 MiB", or less */
+    function blockLabel(b) {
+        return count(b.frames, 'frame') + ', ' + val(b.bytes);
+    }
+
+    /* the tooltip of a block of frames too narrow to draw */
+    function markTitle(g, b) {
+        return count(b.frames, 'frame') + ' below ' + F.label(g.t, b.parent)
+            + (b.parents > 1 ? ' and ' + (b.parents - 1) + ' other'
+                               + (b.parents > 2 ? 's' : '') : '')
+            + ', ' + val(b.bytes) + ', too narrow to draw: '
             + 'click to zoom into them';
     }
 
@@ -1253,12 +1298,26 @@
                 outlined.push([f, y, main && i === state.selected ? 2 : 1]);
             }
         });
-        g.frames.marks.forEach((m, k) => {
-            const x = Math.max(0, Math.min(m.x, g.width - 4));
+        g.blocks.forEach((b, k) => {
+            const y = rowTop(g, b.depth);
 
             ctx.fillStyle = g.hover === ~k ? colorOf('match')
-                                            : hatching(ctx);
-            ctx.fillRect(x, rowTop(g, m.depth), Math.max(m.w, 4), ROW - 1);
+                                            : colorOf('more');
+            ctx.fillRect(b.x, y, b.w, ROW - 1);
+            ctx.fillStyle = hatching(ctx);
+            ctx.fillRect(b.x, y, b.w, ROW - 1);
+
+            /* the label on a plain ground where it fits */
+            const label = [blockLabel(b), F.formatCount(b.frames)]
+                .find((l) => l.length * cw + 8 <= b.w);
+
+            b.label = label || '';
+            if (label !== undefined) {
+                ctx.fillStyle = colorOf('more', 'color');
+                ctx.fillRect(b.x + 2, y + 2, label.length * cw + 4, ROW - 5);
+                ctx.fillStyle = text;
+                ctx.fillText(label, b.x + 4, y + (ROW - 1) / 2);
+            }
         });
         ctx.strokeStyle = colorOf('', 'color');
         for (const [f, y, lw] of outlined) {
@@ -1286,11 +1345,10 @@
             return null;
         }
         /* the last drawn is on top */
-        for (let k = g.frames.marks.length - 1; k >= 0; k--) {
-            const m = g.frames.marks[k];
-            const mx = Math.max(0, Math.min(m.x, g.width - 4));
+        for (let k = g.blocks.length - 1; k >= 0; k--) {
+            const b = g.blocks[k];
 
-            if (m.depth === depth && x >= mx && x < mx + Math.max(m.w, 4)) {
+            if (b.depth === depth && x >= b.x && x < b.x + b.w) {
                 return { m: k };
             }
         }
@@ -1322,12 +1380,10 @@
                 title: (f.chain ? g.labels[k] + ', then ' : '')
                        + title(g.t, f.id, g.frames.focus),
                 x: f.x, y: rowTop(g, f.depth), w: f.w, h: ROW - 1 }))
-                .concat(g.frames.marks.map((m) => ({
-                    kind: 'more', name: '', cls: 'more',
-                    title: markTitle(g, m),
-                    x: Math.max(0, Math.min(m.x, g.width - 4)),
-                    y: rowTop(g, m.depth), w: Math.max(m.w, 4),
-                    h: ROW - 1 })));
+                .concat(g.blocks.map((b) => ({
+                    kind: 'more', name: b.label || '', cls: 'more',
+                    title: markTitle(g, b), x: b.x, y: rowTop(g, b.depth),
+                    w: b.w, h: ROW - 1 })));
         }
     };
 
@@ -1918,7 +1974,7 @@
 
             if (h.m !== undefined) {
                 /* into their caller; if it is zoomed already, the widest */
-                const m = state.frames.marks[h.m];
+                const m = $('flame').graph.blocks[h.m];
 
                 i = m.parent === state.zoomed ? m.widest : m.parent;
             } else {
@@ -1954,7 +2010,7 @@
             canvas.title = f ? (f.chain ? F.chainLabel(g.t, f.chain)
                                           + ', then ' : '')
                                + title(g.t, f.id, g.frames.focus)
-                : h !== null ? markTitle(g, g.frames.marks[h.m]) : '';
+                : h !== null ? markTitle(g, g.blocks[h.m]) : '';
             if (f) {
                 state.pointing = true;
                 detail(f.id, g.t);

@@ -134,6 +134,8 @@
         seen.unzoomed = frames()[0].name;
 
         // a mark of frames too narrow: click it, they are drawn
+        seen.blocks = drawn().filter((f) => f.kind === 'more')
+            .map((b) => [b.y, b.x, b.w, b.name]);
         const more = drawn().find((f) => f.kind === 'more');
         hover(more);
         seen.more = { title: more.title, tooltip: $('#flame canvas').title };

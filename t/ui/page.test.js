@@ -140,10 +140,19 @@ test('the page draws, zooms, searches, sorts and starts sampling',
 
     // a mark of what is too narrow: clicked, it is drawn
     const below = seen.more.title.match(re(
-        String.raw`^[\d,]+ frames? below (\S+), [\d.]+ \w+, too narrow `,
-        'to draw: click to zoom into them$'));
+        String.raw`^[\d,]+ frames? below (\S+)(?: and \d+ others?)?, `,
+        String.raw`[\d.]+ \w+, too narrow to draw: click to zoom into them$`));
     assert.ok(below, seen.more.title);
     assert.strictEqual(seen.more.tooltip, seen.more.title);
+    // one block per run: none touches another in its row; the wide
+    // ones say how many frames and bytes
+    const blocks = seen.blocks.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    blocks.forEach((b, k) => assert.ok(k === 0 || blocks[k - 1][0] !== b[0]
+                                       || blocks[k - 1][1] + blocks[k - 1][2]
+                                          + 1 < b[1], JSON.stringify(b)));
+    assert.ok(blocks.some((b) => /^[\d,]+ frames?, [\d.]+ \w+$/.test(b[3])),
+              JSON.stringify(blocks));
+    assert.ok(blocks.length < 100, blocks.length + ' blocks');
     assert.strictEqual(seen.more.zoomed, below[1]);
     assert.strictEqual(seen.more.selected, below[1]);
     assert.ok(seen.more.frames > seen.frames, 'more of them drawn');
