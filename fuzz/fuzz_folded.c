@@ -31,6 +31,7 @@
 
 #include "ngx_http_malloc_folded.h"
 #include "ngx_http_malloc_otlp.h"
+#include "../t/unit/utf8_strict.h"
 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,7 +42,6 @@ static void check(int cond, const char *what);
 static void same(const ngx_http_malloc_named_t *np);
 static const char *resolve(void *data, uint64_t addr, int *map);
 static void snapshot(const uint8_t *data, size_t size, int base);
-static int utf8(const unsigned char *p, size_t len);
 static void profiles(const unsigned char *p, const unsigned char *end,
     int depth, size_t cap);
 
@@ -238,59 +238,6 @@ field(const unsigned char **p, const unsigned char *end, uint64_t *key,
 }
 
 
-/* UTF-8 by code point: not the encoder's way of reading it */
-
-static int
-utf8(const unsigned char *p, size_t len)
-{
-    size_t    i, n, k;
-    uint32_t  cp;
-
-    static const uint32_t  least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-
-    for (i = 0; i < len; i += n) {
-        n = 1;
-
-        if (p[i] < 0x80) {
-            continue;
-        }
-
-        if ((p[i] & 0xe0) == 0xc0) {
-            n = 2;
-            cp = p[i] & 0x1f;
-        } else if ((p[i] & 0xf0) == 0xe0) {
-            n = 3;
-            cp = p[i] & 0x0f;
-        } else if ((p[i] & 0xf8) == 0xf0) {
-            n = 4;
-            cp = p[i] & 0x07;
-        } else {
-            return 0;
-        }
-
-        if (i + n > len) {
-            return 0;
-        }
-
-        for (k = 1; k < n; k++) {
-            if ((p[i + k] & 0xc0) != 0x80) {
-                return 0;
-            }
-
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-
-        if (cp < least[n] || cp > 0x10ffff
-            || (cp >= 0xd800 && cp <= 0xdfff))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
 /* each Profile of the request (ResourceProfiles 1, ScopeProfiles 2) */
 
 static void
@@ -383,7 +330,7 @@ otlp(ngx_http_malloc_named_t *np)
         n[key >> 3]++;
 
         if (key >> 3 == 5) {
-            check(utf8(msg, len), "every string is UTF-8");
+            check(utf8_strict(msg, len), "every string is UTF-8");
             check(nstrings++ > 0 || len == 0, "string 0 is \"\"");
         }
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "utf8_strict.h"
 #include "ngx_http_malloc_otlp.h"
 
 
@@ -388,58 +389,6 @@ resolve_same(void *data, uint64_t addr, int *map)
 }
 
 
-/* UTF-8 decoded by code point, apart from the encoder's way of it */
-
-static int
-valid_utf8(const unsigned char *p, size_t len)
-{
-    size_t    i, n, k;
-    uint32_t  cp;
-
-    static const uint32_t  least[] = { 0, 0, 0x80, 0x800, 0x10000 };
-
-    for (i = 0; i < len; i += n) {
-        if (p[i] < 0x80) {
-            n = 1;
-            continue;
-        }
-
-        if ((p[i] & 0xe0) == 0xc0) {
-            n = 2;
-            cp = p[i] & 0x1f;
-        } else if ((p[i] & 0xf0) == 0xe0) {
-            n = 3;
-            cp = p[i] & 0x0f;
-        } else if ((p[i] & 0xf8) == 0xf0) {
-            n = 4;
-            cp = p[i] & 0x07;
-        } else {
-            return 0;
-        }
-
-        if (i + n > len) {
-            return 0;
-        }
-
-        for (k = 1; k < n; k++) {
-            if ((p[i + k] & 0xc0) != 0x80) {
-                return 0;
-            }
-
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-
-        if (cp < least[n] || cp > 0x10ffff
-            || (cp >= 0xd800 && cp <= 0xdfff))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
 /* every string of the request, in the table or out of it */
 
 static int
@@ -451,7 +400,7 @@ all_valid(request_t *rq)
     bad = 0;
 
     for (i = 0; i < rq->nstrings; i++) {
-        if (!valid_utf8(rq->strings[i].p, rq->strings[i].len)) {
+        if (!utf8_strict(rq->strings[i].p, rq->strings[i].len)) {
             diag("string %zu is not UTF-8: %s", i, str(rq, i));
             bad++;
         }
@@ -466,17 +415,17 @@ all_valid(request_t *rq)
         any = get_msg(get_msg(kv, 2, 0), 1, 0);
         kv = get_msg(kv, 1, 0);
 
-        bad += !valid_utf8(kv.p, kv.len) + !valid_utf8(any.p, any.len);
+        bad += !utf8_strict(kv.p, kv.len) + !utf8_strict(any.p, any.len);
     }
 
     for (i = 1; i < rq->nattributes; i++) {
         any = get_msg(get_msg(rq->attributes[i], 2, 0), 1, 0);
-        bad += !valid_utf8(any.p, any.len);
+        bad += !utf8_strict(any.p, any.len);
     }
 
     for (i = 1; i <= 2; i++) {
         any = get_msg(rq->scope, i, 0);
-        bad += !valid_utf8(any.p, any.len);
+        bad += !utf8_strict(any.p, any.len);
     }
 
     return bad == 0;
