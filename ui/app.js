@@ -1532,7 +1532,7 @@
     }
 
     function showMatch() {
-        const found = state.found, n = found ? found.matches.length : 0;
+        const found = state.found, n = found ? found.count : 0;
 
         $('prev').disabled = $('next').disabled = n === 0;
         $('match').textContent = state.searchError ? state.searchError
@@ -1553,11 +1553,11 @@
     function nextMatch(dir) {
         const found = state.found, t = state.shown;
 
-        if (found === null || found.matches.length === 0) {
+        if (found === null || found.count === 0) {
             return;
         }
 
-        const n = found.matches.length;
+        const n = found.count;
         const k = state.matchAt === -1 ? (dir > 0 ? 0 : n - 1)
                                        : (state.matchAt + dir + n) % n;
         const i = found.matches[k];

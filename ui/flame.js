@@ -267,11 +267,51 @@
     function buildTree(p, ti, keep) {
         check(p, ti);
 
-        const sk = skeleton(p);
+        const sk = keep === undefined ? skeleton(p) : kept(skeleton(p), keep);
 
         return sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
                                             sk.leaf, keep),
                    Array.isArray(p.base_values));
+    }
+
+    /*
+     * The skeleton of only the nodes on the stacks that keep keeps, in
+     * the same order (a parent still before its children): a focus that
+     * keeps a few stacks of 50k sums and lays out a small tree, not one
+     * of 650k nodes mostly zero.
+     */
+    function kept(sk, keep) {
+        const used = new Int32Array(sk.n).fill(-1), leaf = sk.leaf;
+        let m = 1;
+
+        used[0] = 0;
+        for (let s = 0; s < leaf.length; s++) {
+            for (let i = keep[s] ? leaf[s] : 0; used[i] === -1;
+                 i = sk.parent[i]) {
+                used[i] = -2;
+            }
+        }
+        for (let i = 1; i < sk.n; i++) {
+            if (used[i] === -2) {
+                used[i] = m++;
+            }
+        }
+
+        const name = new Int32Array(m), parent = new Int32Array(m);
+        const out = new Int32Array(leaf.length);
+
+        name[0] = -1;
+        parent[0] = -1;
+        for (let i = 1; i < sk.n; i++) {
+            if (used[i] > 0) {
+                name[used[i]] = sk.name[i];
+                parent[used[i]] = used[sk.parent[i]];
+            }
+        }
+        for (let s = 0; s < leaf.length; s++) {
+            out[s] = keep[s] ? used[leaf[s]] : 0;
+        }
+        return { n: m, name, parent, leaf: out };
     }
 
     /*
@@ -669,7 +709,7 @@
 
     /*
      * The nodes of functions that re matches (a RegExp): {names, total,
-     * share, matches}: their indexes of names, their bytes (a match below
+     * share, matches, count}: their indexes of names, their bytes (a match below
      * a match is not counted again, so share is at most 1) and their
      * nodes with bytes, widest first, for next and previous.
      */
@@ -688,9 +728,22 @@
                 total += inside[i] ? 0 : t.total[i];
             }
         }
-        matches.sort((a, b) => t.total[b] - t.total[a] || a - b);
+        /*
+         * sorted when next or previous first asks: a search that matches
+         * tens of thousands of nodes spent most of its time sorting them
+         */
+        let sorted = false;
+
         return { total, share: t.total[0] > 0 ? total / t.total[0] : 0,
-                 names, matches };
+                 names, count: matches.length,
+                 get matches() {
+                     if (!sorted) {
+                         matches.sort((a, b) => t.total[b] - t.total[a]
+                                                || a - b);
+                         sorted = true;
+                     }
+                     return matches;
+                 } };
     }
 
     /*

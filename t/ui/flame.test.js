@@ -809,4 +809,17 @@ test('50k stacks: built, laid out and searched quickly', (t) => {
     const zoomed = F.layout(tree, at, 1200);
     assert.ok(zoomed.every((f) => f.x + f.w <= 1200 + 1e-6));
     assert.strictEqual(zoomed[at.length].id, widest);
+
+    // a focus that keeps few stacks makes a tree of their nodes only,
+    // the same figures as the whole tree's frames on their paths
+    const { tree: focused, kept } = F.filter(p, 0, { focus: /^ngx_fn_12$/ });
+    assert.ok(focused.n < tree.n / 10, focused.n + ' of ' + tree.n);
+    assert.strictEqual(focused.total[0], kept.focus.bytes);
+    const main = F.find(focused, ['main']);
+    assert.strictEqual(F.label(focused, main), 'main');
+    assert.ok(F.children(focused, main).every((c) => focused.total[c] > 0));
+    // matches counted at once, ordered only when asked
+    assert.strictEqual(found.count, found.matches.length);
+    assert.ok(found.matches.every((m, k) => k === 0
+        || tree.total[found.matches[k - 1]] >= tree.total[m]));
 });
