@@ -37,8 +37,8 @@
  *   zoom=NAME       repeated: the zoomed frame's path below the root
  *   search=RE       the functions to mark, next and previous
  *
- * A zoom and a change of view are steps of the browser's history: back
- * goes to the one before.
+ * A change of view is a step of the browser's history: back goes to
+ * the one before; a zoom is one step however deep it goes.
  *
  * A pprof file opened (the picker, or dropped on the page) is read here
  * by MallocPprof (pprof.js) and drawn as the server's profile is; it is
@@ -97,6 +97,7 @@
         searched: '',       /* the search's text that found is of */
         drawn: 0,           /* ms: the last layout of the graphs */
         pointing: false,    /* the pointer is on a frame: the panel's */
+        escaped: false,     /* the last key was Escape: again, the root */
         painted: 0,         /* ms: their painting since act() began */
         sampling: { on: false, until: null },
         ticker: null,
@@ -1577,15 +1578,18 @@
      * The keys of the graph: arrows move the selection (up: the caller,
      * down: the widest callee, left and right: the frame beside it in
      * its row), Enter zooms into it, Escape or Backspace one step out
-     * (past callers that only pass all their bytes on).
+     * (past callers that only pass all their bytes on), Escape again
+     * or Home to the root.
      */
     function key(ev) {
         const t = state.shown, frames = state.frames;
+        const again = state.escaped;
         let i = state.selected === -1 ? state.zoomed : state.selected;
 
         if (t === null || ev.altKey || ev.ctrlKey || ev.metaKey) {
             return;
         }
+        state.escaped = false;
         if (ev.key === 'ArrowUp') {
             /* out of a folded run: above its first */
             const f = frames[state.at.get(i)];
@@ -1617,7 +1621,8 @@
             i = k >= 0 && k < row.length ? row[k].id : i;
         } else if (ev.key === 'Enter') {
             zoom(F.pathOf(t, i));
-        } else if (ev.key === 'Escape' || ev.key === 'Backspace') {
+        } else if (ev.key === 'Escape' || ev.key === 'Backspace'
+                   || ev.key === 'Home') {
             /* up to where the view changes: past a run of single callers */
             let up = state.zoomed > 0 ? t.parent[state.zoomed] : 0;
 
@@ -1625,9 +1630,15 @@
                    && t.total[F.children(t, up)[0]] === t.total[up]) {
                 up = t.parent[up];
             }
+            /* Home, or Escape again at once: out to the root */
+            if (ev.key === 'Home' || (ev.key === 'Escape' && again)) {
+                up = 0;
+            }
             if (state.zoomed > 0) {
                 zoom(F.pathOf(t, up));
             }
+            /* after zoom(), which forgets it */
+            state.escaped = ev.key === 'Escape';
             i = up;
         } else if (ev.key === 'n' || ev.key === 'N') {
             nextMatch(ev.key === 'n' ? 1 : -1);
@@ -1877,9 +1888,17 @@
         }
     }
 
+    /*
+     * One entry of the history for a zoom, however many steps it took:
+     * the first zoom from the root is a step, the others replace it, so
+     * that Back leaves the zoom at once.
+     */
     function zoom(path) {
+        const fromRoot = state.focus.length === 0;
+
+        state.escaped = false;
         state.focus = path;
-        writeHash(true);
+        writeHash(fromRoot && path.length > 0);
         draw();
     }
 
@@ -2099,7 +2118,7 @@
             || state.page !== 'heap') {
             return;
         }
-        if (ev.key === 'n' || ev.key === 'N' || ev.key === 'Escape') {
+        if (['n', 'N', 'Escape', 'Home'].includes(ev.key)) {
             act('key ' + ev.key, () => key(ev));
         }
     });

@@ -110,7 +110,8 @@
                       summary: $('#summary').textContent.startsWith(
                           focus.name + ': ') };
 
-        // the keys: down to the widest callee, Enter zooms, Escape out
+        // the keys: down to the widest callee, Enter zooms, Escape a
+        // step out, again to the root
         key('ArrowDown');
         const down = $('#d-name').textContent;
         key('ArrowRight');
@@ -125,11 +126,22 @@
         key('Backspace');
         seen.keys.backspace = zoomed();
         seen.keys.steps = history.length - steps;
-        // history: back restores the zoom before
+        // history: one entry for the zoom, whatever its steps: back
+        // leaves it at once
         await back();
-        seen.keys.back = zoomed();
-        await back();
-        seen.keys.back2 = zoomed();
+        seen.keys.back = [zoomed(), location.hash, $('#reset').disabled];
+        // Escape again at once, or Home: out to the root
+        click(frames().find((f) => f.y === 36));
+        key('ArrowDown');
+        key('Enter');
+        key('Escape');
+        seen.keys.once = zoomed();
+        key('Escape');
+        seen.keys.twice = [zoomed(), location.hash];
+        click(frames().find((f) => f.y === 36));
+        key('ArrowDown');
+        key('Home');
+        seen.keys.home = [zoomed(), $('#reset').disabled];
         $('#reset').click();
         seen.unzoomed = frames()[0].name;
 

@@ -124,7 +124,7 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.deepStrictEqual(seen.zoom, { name: seen.zoomName, full: true,
                                         ancestors: 2, reset: false,
                                         summary: true });
-    // keys: down, right, Enter, Escape, Backspace; back restores
+    // keys: down, right, Enter, Escape, Backspace, Escape twice, Home
     const k = seen.keys;
     assert.ok(k.moved, 'right: the next frame in the row');
     assert.strictEqual(k.zoomed, k.down);
@@ -133,9 +133,13 @@ test('the page draws, zooms, searches, sorts and starts sampling',
                                     + '&(zoom=[^&]+&)*zoom=' + k.down + '&'));
     assert.strictEqual(k.escaped, seen.zoomName);
     assert.strictEqual(k.backspace, 'main');
-    assert.strictEqual(k.steps, 4, 'each zoom a step of the history');
-    assert.strictEqual(k.back, seen.zoomName);
-    assert.strictEqual(k.back2, k.down);
+    assert.strictEqual(k.steps, 1, 'a zoom is one step of the history');
+    assert.deepStrictEqual(k.back, [null, '#search=NGX_FN_12%24', true],
+                           'back: out of the zoom at once');
+    assert.ok(k.once !== undefined, 'Escape: a step out, still zoomed');
+    assert.deepStrictEqual(k.twice, [null, '#search=NGX_FN_12%24'],
+                           'Escape again: the root');
+    assert.deepStrictEqual(k.home, [null, true], 'Home: the root');
     assert.strictEqual(seen.unzoomed, 'all');
 
     // a mark of what is too narrow: clicked, it is drawn
