@@ -51,6 +51,8 @@ static char *ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static ngx_int_t ngx_http_malloc_watch_size(ngx_str_t *value, size_t skip,
+    off_t *size);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
 static ngx_http_malloc_main_conf_t *ngx_http_malloc_used(ngx_cycle_t *cycle);
 static ngx_int_t ngx_http_malloc_init_module(ngx_cycle_t *cycle);
@@ -959,11 +961,9 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     for (i = 1; i < cf->args->nelts; i++) {
 
         if (ngx_strncmp(value[i].data, "growth=", 7) == 0) {
-            s.data = value[i].data + 7;
-            s.len = value[i].len - 7;
-
-            wc->growth = ngx_parse_offset(&s);
-            if (wc->growth == NGX_ERROR || wc->growth == 0) {
+            if (ngx_http_malloc_watch_size(&value[i], 7, &wc->growth)
+                != NGX_OK)
+            {
                 goto invalid;
             }
 
@@ -985,32 +985,25 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             continue;
         }
 
-        if (ngx_strcmp(value[i].data, "outside=off") == 0) {
-            wc->outside = 0;
-            outside = 0;
-            continue;
-        }
-
         if (ngx_strncmp(value[i].data, "outside=", 8) == 0) {
-            s.data = value[i].data + 8;
-            s.len = value[i].len - 8;
+            outside = (ngx_strcmp(value[i].data + 8, "off") != 0);
 
-            wc->outside = ngx_parse_offset(&s);
-            if (wc->outside == NGX_ERROR || wc->outside == 0) {
+            if (!outside) {
+                wc->outside = 0;
+
+            } else if (ngx_http_malloc_watch_size(&value[i], 8, &wc->outside)
+                       != NGX_OK)
+            {
                 goto invalid;
             }
 
-            outside = 1;
             continue;
         }
 
-        if (ngx_strcmp(value[i].data, "peak=on") == 0) {
-            wc->peak = 1;
-            continue;
-        }
-
-        if (ngx_strcmp(value[i].data, "peak=off") == 0) {
-            wc->peak = 0;
+        if (ngx_strcmp(value[i].data, "peak=on") == 0
+            || ngx_strcmp(value[i].data, "peak=off") == 0)
+        {
+            wc->peak = (value[i].data[6] == 'n');
             continue;
         }
 
@@ -1033,4 +1026,20 @@ invalid:
                        "outside=size|off", &value[i]);
 
     return NGX_CONF_ERROR;
+}
+
+
+/* a size parameter's value after its "name=", more than 0 */
+
+static ngx_int_t
+ngx_http_malloc_watch_size(ngx_str_t *value, size_t skip, off_t *size)
+{
+    ngx_str_t  s;
+
+    s.data = value->data + skip;
+    s.len = value->len - skip;
+
+    *size = ngx_parse_offset(&s);
+
+    return (*size == NGX_ERROR || *size == 0) ? NGX_ERROR : NGX_OK;
 }
