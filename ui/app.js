@@ -1072,7 +1072,37 @@
             + (state.based ? '\n' + change(t, i) : '')
             + (state.counted ? '\n' + sayPair(t.count[i]) : '')
             + (t.self[i] > 0 ? '\nallocated here: ' + say(t.self[i])
-                             : '');
+                             : '')
+            + (i > 0 ? overAll(t, t.name[i], '\nthe function, in ') : '');
+    }
+
+    /* how many nodes of tree t with a value are of function fn */
+    function frameCount(t, fn) {
+        if (t.fnCount === undefined) {
+            t.fnCount = new Map();
+        }
+        if (!t.fnCount.has(fn)) {
+            let n = 0;
+
+            for (let i = 1; i < t.n; i++) {
+                n += t.name[i] === fn && t.total[i] > 0 ? 1 : 0;
+            }
+            t.fnCount.set(fn, n);
+        }
+        return t.fnCount.get(fn);
+    }
+
+    /*
+     * A function's self and total over all its frames, as the hover
+     * marks them: "all its 12 frames: self 3.00 MiB, total 40.0 MiB"
+     * (the top table's flat and cum), or "" before the tables come.
+     */
+    function overAll(t, fn, lead) {
+        const r = state.byFn.get(fn), n = frameCount(t, fn);
+
+        return r === undefined ? ''
+            : lead + (n === 1 ? 'its one frame' : 'all its ' + count(n, 'frame'))
+              + ': self ' + say(r.flat) + ', total ' + say(r.cum);
     }
 
     /* the class of a frame's colour: by change, by module or by name */
@@ -1224,13 +1254,21 @@
                && found.names.has(t.name[i]) ? ' match' : '')
             + (g === $('flame').graph && i === state.selected
                ? ' selected' : '')
+            + (k !== g.hover && i > 0 && t.name[i] === hovered(g)
+               ? ' same' : '')
             + (f.w < 24 ? ' narrow' : '');
+    }
+
+    /* the function of the frame the pointer is on in g, or -1 */
+    function hovered(g) {
+        return g.hover !== null && g.hover >= 0 && g.frames[g.hover].id > 0
+            ? g.t.name[g.frames[g.hover].id] : -1;
     }
 
     /*
      * Draw box's graph as laid out: a rectangle per frame, its name
      * where it fits (cut with an ellipsis), the selected one outlined,
-     * the hovered one too.  No layout here: a hover or a selection
+     * the hovered one too, and the other frames of its function dashed.  No layout here: a hover or a selection
      * repaints in a few milliseconds.
      */
     function paint(box) {
@@ -1275,6 +1313,7 @@
         const outlined = [];
 
         const main = g === $('flame').graph, found = state.found;
+        const fn = hovered(g), same = [];
 
         g.frames.forEach((f, k) => {
             const y = rowTop(g, f.depth), i = f.id;
@@ -1297,6 +1336,8 @@
             }
             if ((main && i === state.selected) || g.hover === k) {
                 outlined.push([f, y, main && i === state.selected ? 2 : 1]);
+            } else if (fn !== -1 && i > 0 && g.t.name[i] === fn) {
+                same.push([f, y]);
             }
         });
         g.blocks.forEach((b, k) => {
@@ -1321,6 +1362,13 @@
             }
         });
         ctx.strokeStyle = colorOf('', 'color');
+        /* the other frames of the hovered function, dashed */
+        ctx.lineWidth = 1;
+        ctx.setLineDash([3, 2]);
+        for (const [f, y] of same) {
+            ctx.strokeRect(f.x + 0.5, y + 0.5, Math.max(1, f.w - 1), ROW - 2);
+        }
+        ctx.setLineDash([]);
         for (const [f, y, lw] of outlined) {
             ctx.lineWidth = lw;
             ctx.strokeRect(f.x + lw / 2, y + lw / 2,
@@ -1502,7 +1550,9 @@
         $('d-function').textContent = r === undefined ? ''
             : say(r.flat) + ' allocated by it, '
               + say(r.cum) + ' by it and what it calls (flat and '
-              + 'cum, in all its frames)';
+              + 'cum, in ' + (frameCount(t, f) === 1 ? 'its one frame'
+                              : 'all its ' + count(frameCount(t, f), 'frame')
+                                + ', dashed in the graph on hover') + ')';
         $('d-function-row').hidden = r === undefined;
         $('d-change-row').hidden = !state.based;
         $('d-change').textContent = state.based ? change(t, i) : '';

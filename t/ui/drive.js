@@ -71,6 +71,24 @@
         $('#flame').dispatchEvent(new MouseEvent('mouseleave'));
         seen.left = $('#d-body').hidden;
 
+        // hover: the function's other frames marked, its figures over all
+        await until(() => document.body.dataset.tables === 'ready');
+        const names = frames().map((f) => f.name);
+        const twice = frames().find((f) => f.y > 18 && names.indexOf(f.name)
+                                           !== names.lastIndexOf(f.name));
+        hover(twice);
+        seen.same = { name: twice.name,
+                      // a folded run is its last function's frame
+                      drawn: names.filter((n) => n === twice.name
+                          || n.includes(' \u2192 ' + twice.name + ' (')
+                          || n.endsWith(' \u2192 ' + twice.name)).length,
+                      same: frames().filter((f) => has(f, 'same'))
+                          .map((f) => f.name),
+                      tooltip: $('#flame canvas').title.split('\n').pop(),
+                      panel: $('#d-function').textContent };
+        $('#flame').dispatchEvent(new MouseEvent('mouseleave'));
+        seen.same.after = frames().filter((f) => has(f, 'same')).length;
+
         // the C++ name: readable, its symbol in the panel
         $('#search').value = 'RuleWithActions::evaluate';
         $('#search').dispatchEvent(new Event('input'));

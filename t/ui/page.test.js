@@ -105,6 +105,17 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.match(seen.hover.share, /^[\d.<]+% of all$/);
     assert.strictEqual(seen.hover.file, 'nginx (binary)');
     assert.ok(seen.left, 'leaving the graph: the selection (none) again');
+    // the hovered function's other frames, marked; its self and total
+    const same = seen.same;
+    assert.strictEqual(same.same.length, same.drawn - 1);
+    assert.ok(same.same.length > 0 && same.same.every((n) => n === same.name
+        || new RegExp('\u2192 ' + same.name + '( \\(|$)').test(n)),
+              same.same.join(', '));
+    assert.match(same.tooltip, re(String.raw`^the function, in all its `,
+                                  String.raw`[\d,]+ frames: self [\d.]+ \w+, `,
+                                  String.raw`total [\d.]+ \w+$`));
+    assert.match(same.panel, /, in all its [\d,]+ frames, dashed in the graph/);
+    assert.strictEqual(same.after, 0, 'unmarked when the pointer leaves');
     // the C++ name found as written, the symbol beside it
     assert.strictEqual(seen.cpp.name,
                        'RuleWithActions::evaluate(Transaction*)');
