@@ -1705,7 +1705,8 @@ async () => {
     const seen = {};
 
     c.dispatchEvent(new MouseEvent('click', { bubbles: true,
-        clientX: r.left + f.x + Math.min(f.w / 2, 8),
+        clientX: Math.ceil(r.left + f.x
+                             + Math.max(0, Math.min(f.w / 2, 8) - 1)),
         clientY: r.top + f.y + 8 }));
     seen.zoom = took();
     $('#flame').dispatchEvent(new KeyboardEvent('keydown',

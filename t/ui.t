@@ -545,7 +545,8 @@ async () => {
         const r = c.getBoundingClientRect();
 
         c.dispatchEvent(new MouseEvent(type, {
-            clientX: r.left + f.x + Math.min(f.w / 2, 8),
+            clientX: Math.ceil(r.left + f.x
+                             + Math.max(0, Math.min(f.w / 2, 8) - 1)),
             clientY: r.top + f.y + f.h / 2, bubbles: true }));
     };
     const hover = (f, id) => at(f, 'mousemove', id);

@@ -25,7 +25,8 @@
 
         const width = $('#flame').clientWidth;
         // the canvas's frames as the page describes them (MallocViewer),
-        // pointed at and clicked where they are drawn
+        // pointed at and clicked where they are drawn (a whole pixel, as
+        // a pointer's: MouseEvent's clientX is an integer)
         const drawn = (id = 'flame') => MallocViewer.frames(id);
         const frames = (id) => drawn(id).filter((f) => f.kind === 'frame');
         const has = (f, cls) => f.cls.split(' ').includes(cls);
@@ -33,7 +34,8 @@
             const r = $('#' + id + ' canvas').getBoundingClientRect();
 
             $('#' + id + ' canvas').dispatchEvent(new MouseEvent(type, {
-                clientX: r.left + f.x + Math.min(f.w / 2, 8),
+                clientX: Math.ceil(r.left + f.x
+                             + Math.max(0, Math.min(f.w / 2, 8) - 1)),
                 clientY: r.top + f.y + f.h / 2, bubbles: true }));
         };
         const hover = (f, id) => at(f, 'mousemove', id);

@@ -2,7 +2,8 @@
 // profiles (t/ui/goprof.js, through `go tool pprof -proto`), chosen in
 // the file picker through the DevTools protocol (t/ui/cdp.js) and
 // dropped on the page as a user drags them there; one shown, then
-// compared with the other.  Nothing of them goes to the server.
+// compared with the other.  Nothing of them goes to the server.  And
+// the page at 800 px, which needs a real window: the panel in view.
 //
 //     node --test t/ui/*.test.js
 
@@ -22,7 +23,7 @@ const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
 
 // what script (an async function's source) saw in the page of server,
 // once files ("SELECTOR=FILE;...") were chosen in its pickers
-async function drive(server, script, files) {
+async function drive(server, script, files, size = '1200x900') {
     await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-open-'));
@@ -33,7 +34,7 @@ async function drive(server, script, files) {
         const out = await new Promise((ok, fail) => execFile('node', [
             path.join(__dirname, 'cdp.js'),
             'http://127.0.0.1:' + server.address().port + '/malloc/ui',
-            file], { timeout: 120000, maxBuffer: 16 << 20,
+            file, size], { timeout: 120000, maxBuffer: 16 << 20,
                      env: { ...process.env, CDP_FILES: files } },
             (err, stdout) => (err ? fail(err) : ok(stdout))));
 
@@ -181,4 +182,41 @@ test('a Go heap, opened by the picker and by a drop, and compared',
                            ['/malloc/pprof/heap.json']);
     assert.deepStrictEqual(server.asked, ['', '']);
     fs.rmSync(go.dir, { recursive: true, force: true });
+});
+
+test('at 800 px the panel stays beside a tall graph, in view',
+     { skip }, async (t) => {
+    const seen = await drive(serve({ stacks: 2000 }), `async () => {
+    const $ = (s) => document.querySelector(s);
+    const box = (e) => e.getBoundingClientRect();
+
+    // every frame its row: the graph as tall as its deepest stack
+    $('#collapse').checked = false;
+    $('#collapse').dispatchEvent(new Event('change'));
+    // a scroll bar came: the graph is drawn again at its new width
+    await new Promise((ok) => setTimeout(ok, 200));
+    const f = MallocViewer.frames().find((x) => x.kind === 'frame'
+                                                && x.y > 500);
+    const c = $('#flame canvas');
+
+    // a frame low in the graph, the page scrolled down to it
+    scrollTo(0, scrollY + box(c).top + f.y - innerHeight / 2);
+    c.dispatchEvent(new MouseEvent('mousemove', { bubbles: true,
+        clientX: Math.ceil(box(c).left + f.x
+                           + Math.max(0, Math.min(f.w / 2, 8) - 1)),
+        clientY: box(c).top + f.y + 8 }));
+    const d = box($('#detail')), g = box($('#flame'));
+    return { width: innerWidth, graph: [g.left, g.right, g.height],
+             detail: [d.left, d.right, d.top, d.bottom], height: innerHeight,
+             name: $('#d-name').textContent, frame: f.name };
+}`, '', '800x900');
+
+    t.diagnostic(JSON.stringify(seen));
+    assert.strictEqual(seen.failed, undefined, seen.failed);
+    const [gl, gr, gh] = seen.graph, [dl, dr, dt, db] = seen.detail;
+    assert.ok(seen.width <= 800, 'an 800 px window');
+    assert.ok(gh > seen.height / 2, 'a graph taller than half the window');
+    assert.ok(dl >= gr && dr <= seen.width, 'the panel beside the graph');
+    assert.ok(dt >= 0 && db <= seen.height, 'and in view');
+    assert.strictEqual(seen.name, seen.frame, 'naming the frame hovered');
 });
