@@ -509,9 +509,10 @@ ngx_http_malloc_apply_one(ngx_http_malloc_main_conf_t *mmcf,
         res->rc = res->err ? NGX_HTTP_MALLOC_RC_PURGE
                            : NGX_HTTP_MALLOC_DUMP_OK;
 
-        if (ngx_http_malloc_je_stats(&st) == 0) {
-            res->after = st.resident;
-        }
+        /* published at once: GET stats shows what the purge gave back */
+
+        ngx_http_malloc_apply_publish(mmcf, &st);
+        res->after = st.resident;
 
         break;
 
