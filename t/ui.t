@@ -417,7 +417,7 @@ JS
 # churn is drawn, and painted as nothing, for it is within the noise
 
 SKIP: {
-    skip $why, 5 unless $chromium;
+    skip $why, 8 unless $chromium;
 
     my $m = MallocTest->new(workers => 1,
                             http => 'malloc_test_churn 16m 128;')->start;
@@ -435,6 +435,14 @@ SKIP: {
        'reloads: the churn is drawn');
     is(join(' ', sort keys %{{ frames($drawn, 'grown') }}), '',
        'reloads: nothing painted as grown');
+    # grey is within the noise, and the legend says so; what is new
+    # within it has a colour of its own
+    like($dom, qr{<span id="legend-same">within the sampling noise, (?#
+                 )or unchanged</span>}, 'reloads: the legend: grey is noise');
+    like($dom, qr{<span id="legend-new">}, 'reloads: and new within it');
+    is(scalar(grep { $_->{kind} eq 'frame' && $_->{cls} !~ /\b(same|new)\b/
+                     && $_->{name} ne 'all' } @{ $drawn // [] }), 0,
+       'reloads: every frame grey, or new within the noise');
     # nothing grew, the summary says; the 1 MiB array of the churn's
     # blocks, sampled in one snapshot only (one time in seven), is noise
     like($dom, qr/(no stack changed|; 0 B grew and [^;]* shrank) beyond (?#

@@ -1010,7 +1010,7 @@
                        : F.formatDelta(c.grown) + ' grew and '
                          + F.formatDelta(-c.shrunk) + ' shrank beyond the '
                          + 'sampling noise, in ' + (c.grew + c.shrank)
-                         + ' stacks (painted; the rest is grey)')
+                         + ' stacks (painted; grey is within the noise)')
                + ' at ' + Math.round(c.level * 100) + '% confidence, on '
                + F.formatCount(c.samples) + ' samples now and '
                + F.formatCount(c.base_samples) + ' then'
@@ -1043,6 +1043,13 @@
         const rest = gone.slice(most).reduce((sum, i) => sum + t.base[i], 0);
 
         $('legend').hidden = !state.based;
+        /* the server judges its comparisons; two files are not judged */
+        const judged = !!(state.profile && state.profile.comparison);
+
+        $('legend-same').textContent = judged
+            ? 'within the sampling noise, or unchanged' : 'unchanged';
+        $('legend-noise').hidden = !judged;
+        $('legend-new').hidden = !judged;
         $('legend-unit').textContent = unitName(state.unit);
         $('gone').hidden = gone.length === 0;
         $('gone').replaceChildren(gone.length === 0 ? ''
@@ -1108,7 +1115,8 @@
     /* the class of a frame's colour: by change, by module or by name */
     function colorClass(t, i) {
         if (state.based) {
-            return F.changeClass(t.sig[i], state.largest);
+            return F.changeClass(t.sig[i], state.largest,
+                                 t.base[i] === 0 && t.total[i] > 0);
         }
         if (i === 0) {
             return 'root';

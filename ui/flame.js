@@ -899,13 +899,16 @@
 
     /*
      * A frame's classes in a comparison: "grown" or "shrunk" with a depth
-     * from d1 (faint) to d5 (the largest change or more), or "same".  The
+     * from d1 (faint) to d5 (the largest change or more), or, grey,
+     * "same": unchanged, or changed within the sampling noise.  The
      * depth goes by bytes, not by percent, as in the classic differential
-     * flame graph: what matters is where the bytes went.
+     * flame graph: what matters is where the bytes went.  fresh: the
+     * frame is new since the base (it had nothing then), so that within
+     * the noise it is "new", apart from the unchanged.
      */
-    function changeClass(change, largest) {
+    function changeClass(change, largest, fresh = false) {
         if (change === 0 || !(largest > 0)) {
-            return 'same';
+            return fresh ? 'new' : 'same';
         }
 
         const d = Math.ceil(5 * Math.abs(change) / largest);

@@ -580,6 +580,9 @@ test('a comparison: grown, shrunk and the same, by the largest change',
     assert.strictEqual(F.changeClass(-4e8, 1e9), 'shrunk d2');
     assert.strictEqual(F.changeClass(0, 1e9), 'same');
     assert.strictEqual(F.changeClass(5, 0), 'same');  // nothing changed
+    // new since the base, within the noise: apart from the unchanged
+    assert.strictEqual(F.changeClass(0, 1e9, true), 'new');
+    assert.strictEqual(F.changeClass(1e9, 1e9, true), 'grown d5');
 
     // the allocators' view keeps the base and the judgement
     const inv = F.invert(tree);
