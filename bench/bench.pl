@@ -1675,8 +1675,8 @@ sub viewer_load {
     return ($dt, $frames // 0);
 }
 
-# A user's actions in the drawn page, in real time (t/ui/cdp.js): a click
-# that zooms into a frame two rows down, Escape, a search and a focus;
+# A user's actions in the drawn page, in real time (t/ui/cdp.js): a double
+# click that zooms into a frame two rows down, Escape, a search and a focus;
 # for each, what the page measured (body[data-took]: its data, then its
 # painting, in ms by performance.now()).  {what => [data, paint]}
 sub viewer_actions {
@@ -1704,7 +1704,8 @@ async () => {
                                                 && x.y === 36);
     const seen = {};
 
-    c.dispatchEvent(new MouseEvent('click', { bubbles: true,
+    /* a double click zooms (a click selects) */
+    c.dispatchEvent(new MouseEvent('dblclick', { bubbles: true,
         clientX: Math.ceil(r.left + f.x
                              + Math.max(0, Math.min(f.w / 2, 8) - 1)),
         clientY: r.top + f.y + 8 }));
@@ -1862,8 +1863,8 @@ $rows
 
 A user's actions once the graph is drawn, as the page measures them
 with `performance.now()` (`body[data-took]`, t/ui/cdp.js drives them in
-real time, medians of 3 runs): a click that zooms into a frame two rows
-down, Escape, a search and a focus on that frame's function (as the
+real time, medians of 3 runs): a double click that zooms into a frame
+two rows down, Escape, a search and a focus on that frame's function (as the
 top table's click and the panel's *Focus on it* make them), each as the ms its
 data took (the tree filtered or searched, laid out at 1200 px) + the ms
 the canvas took to paint it. The target (issue 31): the paint within

@@ -2039,28 +2039,47 @@
         return h !== null && h.k !== undefined ? box.graph.frames[h.k] : null;
     }
 
-    /* a frame of the graph, or a mark of frames too narrow to draw */
+    /*
+     * A click selects a frame, without zooming, so that the panel's
+     * Copy, Callers and callees and Focus act on it; a double click (or
+     * Enter) zooms into it.  A block of frames too narrow to draw has
+     * nothing to select: a click zooms into it.
+     */
     $('flame').addEventListener('click', (ev) => {
         const h = pointed($('flame'), ev), t = state.shown;
 
         if (h === null) {
             return;
         }
-        act('zoom', () => {
-            let i;
-
-            if (h.m !== undefined) {
+        if (h.m !== undefined) {
+            act('zoom', () => {
                 /* into their caller; if it is zoomed already, the widest */
                 const m = $('flame').graph.blocks[h.m];
+                const i = m.parent === state.zoomed ? m.widest : m.parent;
 
-                i = m.parent === state.zoomed ? m.widest : m.parent;
-            } else {
-                i = state.frames[h.k].id;
-            }
-            zoom(F.pathOf(t, i));
-            select(i);
-        });
+                zoom(F.pathOf(t, i));
+                select(i);
+            });
+        } else {
+            act('select', () => {
+                state.escaped = false;
+                state.pointing = false;
+                select(state.frames[h.k].id);
+            });
+        }
         $('flame').focus();
+    });
+    $('flame').addEventListener('dblclick', (ev) => {
+        const h = pointed($('flame'), ev);
+
+        if (h !== null && h.k !== undefined) {
+            act('zoom', () => {
+                const i = state.frames[h.k].id;
+
+                zoom(F.pathOf(state.shown, i));
+                select(i);
+            });
+        }
     });
     $('flame').addEventListener('keydown', (ev) => act('key ' + ev.key,
                                                        () => key(ev)));
@@ -2093,13 +2112,16 @@
                 detail(f.id, g.t);
             }
         });
+        /*
+         * the panel keeps the last frame hovered, so that the pointer
+         * can go to its buttons; a selection shows there again
+         */
         box.addEventListener('mouseleave', () => {
             state.pointing = false;
             if (box.graph && box.graph.hover !== null) {
                 box.graph.hover = null;
                 paint(box);
             }
-            detail(state.selected);
         });
     }
     /* a caller of the function: its own callers and callees */

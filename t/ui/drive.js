@@ -40,6 +40,12 @@
         };
         const hover = (f, id) => at(f, 'mousemove', id);
         const click = (f, id) => at(f, 'click', id);
+        // as a user's: two clicks, then the double click
+        const dblclick = (f, id) => {
+            click(f, id);
+            click(f, id);
+            at(f, 'dblclick', id);
+        };
         const key = (k, opts = {}) => $('#flame').dispatchEvent(
             new KeyboardEvent('keydown', { key: k, bubbles: true, ...opts }));
         const zoomed = () => (frames().find((f) => has(f, 'focus'))
@@ -71,7 +77,7 @@
         seen.hover = { text: narrow.name, ...panel(),
                        tooltip: $('#flame canvas').title };
         $('#flame').dispatchEvent(new MouseEvent('mouseleave'));
-        seen.left = $('#d-body').hidden;
+        seen.left = [$('#d-body').hidden, $('#d-name').textContent];
 
         // hover: the function's other frames marked, its figures over all
         await until(() => document.body.dataset.tables === 'ready');
@@ -119,7 +125,15 @@
         const target = frames().find((f) => f.y === 36);
         const steps = history.length;
         seen.zoomName = target.name;
+        // a click selects it, without zooming
         click(target);
+        seen.clicked = { selected: frames().filter((f) => has(f, 'selected'))
+                             .map((f) => f.name),
+                         zoomed: zoomed() || null, hash: location.hash,
+                         steps: history.length - steps,
+                         panel: $('#d-name').textContent };
+        // a double click zooms
+        dblclick(target);
         seen.zoomTook = document.body.dataset.took;
         const focus = frames().find((f) => has(f, 'focus'));
         seen.zoom = { name: focus.name,
@@ -151,14 +165,14 @@
         await back();
         seen.keys.back = [zoomed(), location.hash, $('#reset').disabled];
         // Escape again at once, or Home: out to the root
-        click(frames().find((f) => f.y === 36));
+        dblclick(frames().find((f) => f.y === 36));
         key('ArrowDown');
         key('Enter');
         key('Escape');
         seen.keys.once = zoomed();
         key('Escape');
         seen.keys.twice = [zoomed(), location.hash];
-        click(frames().find((f) => f.y === 36));
+        dblclick(frames().find((f) => f.y === 36));
         key('ArrowDown');
         key('Home');
         seen.keys.home = [zoomed(), $('#reset').disabled];

@@ -104,7 +104,8 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.match(seen.hover.total, /^[\d.]+ [KMG]iB, [\d,]+ objects$/);
     assert.match(seen.hover.share, /^[\d.<]+% of all$/);
     assert.strictEqual(seen.hover.file, 'nginx (binary)');
-    assert.ok(seen.left, 'leaving the graph: the selection (none) again');
+    assert.deepStrictEqual(seen.left, [false, seen.hover.name],
+                           'leaving the graph: the panel keeps the frame');
     // the hovered function's other frames, marked; its self and total
     const same = seen.same;
     assert.strictEqual(same.same.length, same.drawn - 1);
@@ -132,6 +133,11 @@ test('the page draws, zooms, searches, sorts and starts sampling',
     assert.match(seen.secondMatch[1], /; 2 of \d+ frames$/);
     assert.ok(seen.secondMatch[2], 'the match selected is drawn');
 
+    assert.deepStrictEqual(seen.clicked, { selected: [seen.zoomName],
+                                           zoomed: null,
+                                           hash: '#search=NGX_FN_12%24',
+                                           steps: 0, panel: seen.zoomName },
+                           'a click selects, without zooming');
     assert.deepStrictEqual(seen.zoom, { name: seen.zoomName, full: true,
                                         ancestors: 2, reset: false,
                                         summary: true });
