@@ -264,10 +264,12 @@ JS
     $snap =~ s/^(snapshot-\w{16}).*/$1/;
     is($t->get('/t/alloc?mb=16&block=8')->{status}, 200, '16 MiB more');
 
-    (undef, $drawn) = page("$url#base=$snap");
+    (my $compared, $drawn) = page("$url#base=$snap");
     %frame = frames($drawn, 'grown');
     like($frame{ngx_http_malloc_test_hold} // '', qr/\+1[5-7]\.\d MiB/,
          'browser: compared with the snapshot, the holder grew by 16 MiB');
+    like($compared, qr/with \d+ samples now and \d+ in the base, a change of small blocks under [\d.]+ \w+ cannot be told from noise/,
+         'browser: the comparison states its detection limit');
 
     if ($ENV{TEST_SCREENSHOT}) {
         # the comparison, the holder hovered: its panel filled

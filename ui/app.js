@@ -1017,6 +1017,7 @@
                + (c.exact ? '; ' + c.exact.of + ': '
                             + F.formatDelta(c.exact.change) + ' (exact)'
                           : '')
+               + (c.detection ? '; ' + c.detection : '')
                + (c.caveat ? '; ' + c.caveat : '');
     }
 
