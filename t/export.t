@@ -829,12 +829,22 @@ down_after_10();
     is($t->get('/t/alloc?stacks=17000&size=64')->{status}, 200,
        'the worker holds 17000 blocks of their own stacks');
 
+    # the cap needs more than 16,000 stacks as the push names them: where
+    # jemalloc sampled fewer (the first of a thread's samples is drawn at
+    # the old rate, whatever this test allocates first), there is nothing
+    # to cap, and it is said
+    my $named = scalar @{$t->get('/malloc/pprof/heap.json')->{json}{stacks}
+                         // []};
+    SKIP: {
+    skip "jemalloc sampled $named stacks, not more than 16,000: "
+         . 'nothing to cap', 8 if $named <= 16000;
+
     my ($r, $o);
     ok(poll_until(60, sub {
         ($r) = grep { my $p = profile_of($_);
                       $p && grep { /stacks folded\)$/ }
                                  @{$p->{dict}{string}} } requests($big);
-    }), 'a request with stacks folded arrives');
+    }), "a request with stacks folded arrives ($named stacks)");
     $o = ($r && profile_of($r)) // { profiles => [], dict => {} };
 
     my ($space) = grep { $_->{type} eq 'inuse_space/bytes' }
@@ -864,6 +874,7 @@ down_after_10();
        && ($e->{stacks} // 0) == 15999 + $e->{folded},
        "state: last_capped: $e->{folded} of $e->{stacks} stacks folded")
         or diag explain $e;
+    }
 
     $t->stop;
     $t->no_alerts;

@@ -452,7 +452,7 @@ SKIP: {
                  )samples now/,
          'reloads: the summary says nothing grew beyond the noise');
     like($dom, qr/the master's allocated bytes from generation 3 to 13: (?#
-                 )[-+][\d.]+ [KM]iB \(exact\)/,
+                 )[-+][\d.]+ (?:[KMG]i)?B \(exact\)/,
          'reloads: and the exact change of the master beside it');
 
     $m->no_alerts;
