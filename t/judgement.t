@@ -250,7 +250,9 @@ sub same_judgement {
     ok(!$j->{stacks}{$PATTERN},
        'steady: heap.json: the pattern store did not grow')
         or diag explain $j;
-    ok($c->{samples} > 40 && $c->{base_samples} > 40,
+    # 30 MiB at one sample per 512 KiB: 60 samples on average each side;
+    # fewer than 25 comes once in 10^7 runs (Poisson), 39 came on trixie
+    ok($c->{samples} >= 25 && $c->{base_samples} >= 25,
        "steady: on $c->{samples} samples now and $c->{base_samples} in "
        . 'the base');
     ok($c->{limit} > $c->{floor} && $c->{floor} > 0,
