@@ -266,8 +266,11 @@ typedef struct {
     u_char                      failure[NGX_HTTP_MALLOC_WATCH_WHY];
                                             /* why, said once at warn */
 
-    /* outside=: each worker's RSS outside the allocator */
-    size_t                      outside[NGX_HTTP_MALLOC_WATCHED];
+    /*
+     * outside=: each worker's RSS beyond the allocator's own figure, less
+     * than 0 where jemalloc counts pages the kernel does not
+     */
+    int64_t                     outside[NGX_HTTP_MALLOC_WATCHED];
                                             /* its baseline, 0: none */
     ngx_uint_t                  outside_firings;
     time_t                      outside_at; /* the last, 0: none */

@@ -912,7 +912,6 @@ ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
 {
     json_t                      *j, *list, *g;
     ngx_uint_t                   i, n;
-    json_int_t                   before, after;
     const char                  *names[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_rss_grew_t   grew[NGX_HTTP_MALLOC_RSS_GREW];
     char                         text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
@@ -956,13 +955,11 @@ ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
         json_array_append_new(list, g);
     }
 
-    before = (json_int_t) (from->allocated + from->allocator_overhead);
-    after = (json_int_t) (to->allocated + to->allocator_overhead);
-
     j = json_pack("{s:s, s:I, s:I, s:o}",
                   "text", text,
                   "rss_growth", (json_int_t) (to->rss - from->rss),
-                  "allocator_growth", after - before,
+                  "allocator_growth",
+                  (json_int_t) ngx_http_malloc_rss_allocator_growth(from, to),
                   "grew", list);
 
     return j;

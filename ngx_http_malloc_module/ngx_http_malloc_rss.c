@@ -44,6 +44,8 @@ typedef enum {
 
 
 static uint64_t ngx_http_malloc_rss_add(uint64_t a, uint64_t b);
+static uint64_t ngx_http_malloc_rss_anonymous_growth(
+    const ngx_http_malloc_rss_t *from, const ngx_http_malloc_rss_t *to);
 static size_t ngx_http_malloc_rss_rank(ngx_http_malloc_rss_grew_t *grew,
     size_t n, const ngx_http_malloc_rss_grew_t *c);
 static void ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p,
@@ -171,6 +173,7 @@ ngx_http_malloc_rss_done(ngx_http_malloc_rss_parser_t *p,
         allocated = allocator;
     }
 
+    p->out.resident = (je != NULL) ? je->resident : 0;
     p->out.allocated = allocated;
     p->out.allocator_overhead = allocator - allocated;
     p->out.other_anonymous = p->anonymous - allocator;
@@ -522,6 +525,62 @@ ngx_http_malloc_rss_rank(ngx_http_malloc_rss_grew_t *grew, size_t n,
 }
 
 
+uint64_t
+ngx_http_malloc_rss_allocator(const ngx_http_malloc_rss_t *rss)
+{
+    if (rss->resident != 0) {
+        return ngx_http_malloc_rss_add(rss->resident, 0);
+    }
+
+    return ngx_http_malloc_rss_add(rss->allocated, rss->allocator_overhead);
+}
+
+
+int64_t
+ngx_http_malloc_rss_allocator_growth(const ngx_http_malloc_rss_t *from,
+    const ngx_http_malloc_rss_t *to)
+{
+    return (int64_t) ngx_http_malloc_rss_allocator(to)
+           - (int64_t) ngx_http_malloc_rss_allocator(from);
+}
+
+
+int64_t
+ngx_http_malloc_rss_outside_bytes(const ngx_http_malloc_rss_t *rss)
+{
+    return (int64_t) rss->rss - (int64_t) ngx_http_malloc_rss_allocator(rss);
+}
+
+
+/*
+ * The other anonymous memory that grew: the anonymous parts' growth less
+ * the allocator's by its own figure, so that what the parts moved from
+ * other_anonymous to the allocator's share (jemalloc counted it first,
+ * another library touched it) is still told as growth outside malloc.
+ */
+
+static uint64_t
+ngx_http_malloc_rss_anonymous_growth(const ngx_http_malloc_rss_t *from,
+    const ngx_http_malloc_rss_t *to)
+{
+    int64_t  anonymous, allocator;
+
+    /* each within 0 to RSS_MAX, so that the differences cannot overflow */
+
+    anonymous = (int64_t) ngx_http_malloc_rss_add(to->other_anonymous,
+                    ngx_http_malloc_rss_add(to->allocated,
+                                            to->allocator_overhead))
+                - (int64_t) ngx_http_malloc_rss_add(from->other_anonymous,
+                    ngx_http_malloc_rss_add(from->allocated,
+                                            from->allocator_overhead));
+
+    allocator = ngx_http_malloc_rss_allocator_growth(from, to);
+
+    return (anonymous > allocator)
+           ? (uint64_t) anonymous - (uint64_t) allocator : 0;
+}
+
+
 size_t
 ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
     const ngx_http_malloc_rss_t *to, int zones,
@@ -529,8 +588,9 @@ ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
 {
     int                         part;
     size_t                      n;
+    int64_t                     allocator;
     uint32_t                    z, nzones;
-    uint64_t                    growth, before, after, a, b;
+    uint64_t                    growth, a, b;
     ngx_http_malloc_rss_grew_t  c;
 
     if (to->rss <= from->rss
@@ -540,12 +600,9 @@ ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
     }
 
     growth = to->rss - from->rss;
+    allocator = ngx_http_malloc_rss_allocator_growth(from, to);
 
-    before = ngx_http_malloc_rss_add(from->allocated,
-                                     from->allocator_overhead);
-    after = ngx_http_malloc_rss_add(to->allocated, to->allocator_overhead);
-
-    if (after > before && (after - before) * 2 >= growth) {
+    if (allocator > 0 && (uint64_t) allocator * 2 >= growth) {
         return 0;
     }
 
@@ -571,12 +628,13 @@ ngx_http_malloc_rss_outside(const ngx_http_malloc_rss_t *from,
             b = (c.zone >= 0) ? to->zone[z]
                               : ngx_http_malloc_rss_part(to, part);
 
-            if (b <= a) {
-                continue;
-            }
+            c.bytes = (part == NGX_HTTP_MALLOC_RSS_OTHER_ANONYMOUS)
+                      ? ngx_http_malloc_rss_anonymous_growth(from, to)
+                      : (b > a) ? b - a : 0;
 
-            c.bytes = b - a;
-            n = ngx_http_malloc_rss_rank(grew, n, &c);
+            if (c.bytes != 0) {
+                n = ngx_http_malloc_rss_rank(grew, n, &c);
+            }
         }
     }
 
@@ -605,7 +663,7 @@ ngx_http_malloc_rss_sentence(const ngx_http_malloc_rss_t *from,
 {
     char                        *p, *last;
     size_t                       i, n;
-    uint64_t                     before, after;
+    int64_t                      allocator;
     const char                  *name;
     ngx_http_malloc_rss_grew_t   grew[NGX_HTTP_MALLOC_RSS_GREW];
 
@@ -618,24 +676,22 @@ ngx_http_malloc_rss_sentence(const ngx_http_malloc_rss_t *from,
     p = text;
     last = text + NGX_HTTP_MALLOC_RSS_TEXT_LEN - 1;
 
-    before = ngx_http_malloc_rss_add(from->allocated,
-                                     from->allocator_overhead);
-    after = ngx_http_malloc_rss_add(to->allocated, to->allocator_overhead);
+    allocator = ngx_http_malloc_rss_allocator_growth(from, to);
 
     p += ngx_http_malloc_rss_lit(p, last, "RSS grew by ");
     p += ngx_http_malloc_rss_mib(p, last, to->rss - from->rss);
     p += ngx_http_malloc_rss_lit(p, last, " since ");
     p += ngx_http_malloc_rss_put(p, last, since, strlen(since));
 
-    if (after >= before) {
+    if (allocator >= 0) {
         p += ngx_http_malloc_rss_lit(p, last,
                                      " and the allocator's memory by ");
-        p += ngx_http_malloc_rss_mib(p, last, after - before);
+        p += ngx_http_malloc_rss_mib(p, last, (uint64_t) allocator);
 
     } else {
         p += ngx_http_malloc_rss_lit(p, last,
                                      " while the allocator's memory fell by ");
-        p += ngx_http_malloc_rss_mib(p, last, before - after);
+        p += ngx_http_malloc_rss_mib(p, last, (uint64_t) -allocator);
     }
 
     p += ngx_http_malloc_rss_lit(p, last,

@@ -28,8 +28,8 @@
 
 /*
  * The rule for "the growth is outside malloc": RSS grew by at least this
- * since the reading compared with, and the allocator's part (allocated
- * and its overhead) by less than half of that growth.
+ * since the reading compared with, and the allocator's memory by its own
+ * figure (below) by less than half of that growth.
  */
 #define NGX_HTTP_MALLOC_RSS_GROWTH   (32 * 1024 * 1024)
 
@@ -46,9 +46,14 @@ typedef struct {
 } ngx_http_malloc_rss_range_t;
 
 
-/* bytes; rss is the sum of every other field but zone[] (in shared_zones) */
+/*
+ * bytes; rss is the sum of the parts, allocated to file (zone[] is in
+ * shared_zones); resident is jemalloc's own stats.resident as read, not a
+ * part: it may count pages the kernel does not (never touched)
+ */
 typedef struct {
     uint64_t                    rss;
+    uint64_t                    resident;
     uint64_t                    allocated;
     uint64_t                    allocator_overhead;
     uint64_t                    shared_zones;
@@ -115,6 +120,20 @@ int ngx_http_malloc_rss_read(int fd,
 const char *ngx_http_malloc_rss_part_name(int part);
 uint64_t ngx_http_malloc_rss_part(const ngx_http_malloc_rss_t *rss,
     int part);
+
+/*
+ * The allocator's memory by its own figure: jemalloc's resident, or its
+ * share of the parts where jemalloc gave none.  Its change between two
+ * readings is the allocator's growth, and what RSS is beyond it the
+ * memory outside malloc: another allocator's memory (LuaJIT's) never
+ * counts as the allocator's, even where the parts had to give it the
+ * anonymous memory jemalloc counted and the kernel did not.  The memory
+ * outside is less than 0 where jemalloc counts more than the kernel does.
+ */
+uint64_t ngx_http_malloc_rss_allocator(const ngx_http_malloc_rss_t *rss);
+int64_t ngx_http_malloc_rss_allocator_growth(const ngx_http_malloc_rss_t *from,
+    const ngx_http_malloc_rss_t *to);
+int64_t ngx_http_malloc_rss_outside_bytes(const ngx_http_malloc_rss_t *rss);
 
 /*
  * Whether the growth from "from" to "to" is outside the allocator, by

@@ -87,10 +87,10 @@ static void ngx_http_malloc_schedule_failed(ngx_http_malloc_watch_t *w,
 static void ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn,
     ngx_int_t ok, const char *text, ngx_log_t *log);
 static size_t ngx_http_malloc_schedule_total(
-    ngx_http_malloc_main_conf_t *mmcf, size_t *each, size_t *outside,
+    ngx_http_malloc_main_conf_t *mmcf, size_t *each, int64_t *outside,
     ngx_uint_t *fresh);
 static void ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
-    ngx_http_malloc_watch_t *w, size_t *outside, ngx_log_t *log);
+    ngx_http_malloc_watch_t *w, int64_t *outside, ngx_log_t *log);
 static void ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, ngx_uint_t worker, size_t grew,
     ngx_log_t *log);
@@ -307,7 +307,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
     ngx_http_malloc_watch_t       w;
     ngx_http_malloc_watch_conf_t *wc;
     size_t                        each[NGX_HTTP_MALLOC_WATCHED];
-    size_t                        outside[NGX_HTTP_MALLOC_WATCHED];
+    int64_t                       outside[NGX_HTTP_MALLOC_WATCHED];
 
     wc = sn->mmcf->watch;
 
@@ -417,7 +417,7 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
     w->changed_at = 0;
     w->baseline = total;
     ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
-    ngx_memzero(w->outside, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_memzero(w->outside, NGX_HTTP_MALLOC_WATCHED * sizeof(int64_t));
     ngx_http_malloc_board_watch(mmcf, NULL, w);
 
     return 0;
@@ -588,18 +588,17 @@ ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
 static size_t
 ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
-    size_t *each, size_t *outside, ngx_uint_t *fresh)
+    size_t *each, int64_t *outside, ngx_uint_t *fresh)
 {
     size_t                     total;
     ngx_uint_t                 i, n;
-    ngx_http_malloc_rss_t     *rss;
     ngx_http_malloc_worker_t   w[NGX_HTTP_MALLOC_WATCHED];
 
     n = NGX_HTTP_MALLOC_WATCHED;
     (void) ngx_http_malloc_board_workers(mmcf, 0, w, &n);
 
     ngx_memzero(each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
-    ngx_memzero(outside, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
+    ngx_memzero(outside, NGX_HTTP_MALLOC_WATCHED * sizeof(int64_t));
     total = 0;
     *fresh = 0;
 
@@ -609,13 +608,10 @@ ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
             total += each[i];
             (*fresh)++;
 
-            /* what the kernel holds of it beyond the allocator's share */
+            /* what the kernel holds beyond the allocator's own figure */
 
-            rss = &w[i].rss;
-
-            if (rss->rss > rss->allocated + rss->allocator_overhead) {
-                outside[i] = rss->rss - rss->allocated
-                             - rss->allocator_overhead;
+            if (w[i].rss.rss != 0) {
+                outside[i] = ngx_http_malloc_rss_outside_bytes(&w[i].rss);
             }
         }
     }
@@ -635,7 +631,7 @@ ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
 
 static void
 ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
-    ngx_http_malloc_watch_t *w, size_t *outside, ngx_log_t *log)
+    ngx_http_malloc_watch_t *w, int64_t *outside, ngx_log_t *log)
 {
     size_t      grew, most;
     ngx_uint_t  i, worker, changed;
@@ -655,7 +651,7 @@ ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
             continue;
         }
 
-        grew = outside[i] - w->outside[i];
+        grew = (size_t) (outside[i] - w->outside[i]);
 
         if (grew > most) {
             most = grew;

@@ -411,8 +411,8 @@ ngx_http_malloc_stats_figures(u_char *p, u_char *last,
 
 
 /*
- * Where each worker's RSS grew since it started: in the allocator (its
- * allocated bytes and overhead) or outside it (a library's own mmap, as
+ * Where each worker's RSS grew since it started: in the allocator (by
+ * jemalloc's own resident) or outside it (a library's own mmap, as
  * LuaJIT's, stacks, files, zones), which no heap profile shows.
  */
 
@@ -439,8 +439,7 @@ ngx_http_malloc_stats_growth(u_char *p, u_char *last,
             continue;
         }
 
-        allocator = (int64_t) (to->allocated + to->allocator_overhead)
-                    - (int64_t) (from->allocated + from->allocator_overhead);
+        allocator = ngx_http_malloc_rss_allocator_growth(from, to);
 
         p = ngx_slprintf(p, last, "nginx_malloc_rss_growth_bytes{"
                          "worker=\"%ui\",pid=\"%P\",where=\"allocator\"} "

@@ -76,6 +76,7 @@ static void test_huge(void);
 static void test_read(void);
 static void test_outside(void);
 static void test_sentence(void);
+static void test_untouched(void);
 
 
 /* fed in two pieces cut at "cut" (0: whole), each an exact copy */
@@ -507,6 +508,71 @@ test_sentence(void)
 }
 
 
+/*
+ * jemalloc counts 40 MiB resident of which the kernel holds 8 (pages it
+ * never touched); another library's 36 MiB lands in the same anonymous
+ * memory.  The parts must give it to the allocator, as the kernel's sum
+ * allows no more; the growth is told by jemalloc's own figure.
+ */
+
+static void
+test_untouched(void)
+{
+    size_t                       n;
+    ngx_http_malloc_rss_t        from, to;
+    ngx_http_malloc_je_stats_t   je;
+    ngx_http_malloc_rss_grew_t   grew[NGX_HTTP_MALLOC_RSS_GREW];
+    char                         text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
+
+    memset(&je, 0, sizeof(je));
+    je.allocated = 6 * MB;
+    je.resident = 40 * MB;
+
+    feed_cut(MAP("7f0000000000-7f0004000000", "rw-p", "", "8192")
+             MAP("7ffe3a83b000-7ffe3a85c000", "rw-p", "[stack]", "132"),
+             0, NULL, 0, &je, &from);
+    feed_cut(MAP("7f0000000000-7f0004000000", "rw-p", "", "45056")
+             MAP("7ffe3a83b000-7ffe3a85c000", "rw-p", "[stack]", "132"),
+             0, NULL, 0, &je, &to);
+
+    is_int((long) from.resident, (long) (40 * MB),
+           "untouched: jemalloc's own resident kept");
+    is_int((long) (to.allocated + to.allocator_overhead), (long) (40 * MB),
+           "untouched: the parts give the allocator what it counted");
+    is_int((long) sum_parts(&to), (long) to.rss,
+           "untouched: the parts add up");
+    is_int((long) ngx_http_malloc_rss_allocator_growth(&from, &to), 0,
+           "untouched: the allocator did not grow, by its own figure");
+    is_int((long) ngx_http_malloc_rss_outside_bytes(&to)
+           - (long) ngx_http_malloc_rss_outside_bytes(&from), (long) (36 * MB),
+           "untouched: 36 MiB more outside malloc");
+
+    n = ngx_http_malloc_rss_outside(&from, &to, 0, grew);
+    ok(n == 1 && grew[0].part == NGX_HTTP_MALLOC_RSS_OTHER_ANONYMOUS
+       && grew[0].bytes == 36 * MB,
+       "untouched: other_anonymous grew by 36 MiB, as the library did");
+
+    ngx_http_malloc_rss_sentence(&from, &to, "the worker started", NULL,
+                                 text);
+    is_str(text,
+           "RSS grew by 36.0 MiB since the worker started and the "
+           "allocator's memory by 0.0 MiB: the growth is outside malloc, "
+           "and heap profiles cannot show it. Grew most: other_anonymous "
+           "+36.0 MiB.", "untouched: in words");
+
+    je.resident = 44 * MB;
+    feed_cut(MAP("7f0000000000-7f0004000000", "rw-p", "", "45056"),
+             0, NULL, 0, &je, &to);
+    is_int((long) ngx_http_malloc_rss_allocator_growth(&from, &to),
+           (long) (4 * MB), "untouched: jemalloc's growth is its own");
+
+    feed_cut(MAP("7f0000000000-7f0004000000", "rw-p", "", "8192"),
+             0, NULL, 0, NULL, &to);
+    is_int((long) ngx_http_malloc_rss_allocator(&to), 0,
+           "without jemalloc: no allocator's memory");
+}
+
+
 int
 main(void)
 {
@@ -518,6 +584,7 @@ main(void)
     test_read();
     test_outside();
     test_sentence();
+    test_untouched();
 
     return done_testing();
 }
