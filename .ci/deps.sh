@@ -1,4 +1,8 @@
 #!/bin/sh
+
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Installs the Debian packages named as arguments when some are missing:
 # with apt-get as root, otherwise stops and names them.
 

@@ -1,4 +1,8 @@
 #!/bin/sh
+
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # make test-dists: "make test" on a fresh minimal system of each Debian
 # release, as a new user would run it: debootstrap's minimal root plus
 # build-essential, git and curl, the committed checkout cloned into /root,

@@ -1,4 +1,8 @@
 #!/bin/bash
+
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # make test's run of the suite.  The test files mostly wait on nginx, so
 # TEST_JOBS of them (4 by default) run at once, each on a nginx and ports
 # of its own; those that load the machine on purpose (wrk at full rate,

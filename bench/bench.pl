@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # make bench: measures the module on this machine and rewrites
 # docs/benchmarks.md (with --quick: build/benchmarks-quick.md).
 #

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Cost of the symbolizer on a real process's mappings:
  *
  *     bench_symbol [MAPS_FILE [LOOKUPS]]

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the request body parsers.  The input is the body,
  * given to both parsers as the handler would, and a parsed dump name goes
  * on to the path rules as in the handler.

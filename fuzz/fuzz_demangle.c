@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the demangling wrapper of symbol.c
  * (ngx_http_malloc_symbols_demangle, over libiberty's callback
  * demanglers).

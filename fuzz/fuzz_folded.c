@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the heap viewer's JSON (ngx_http_malloc_folded.c).
  *
  * The first byte picks the input.  Even: the rest is a dump; when the

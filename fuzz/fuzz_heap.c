@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the heap_v2 parser and writers.
  *
  * Input: a dump.  A dump the parser accepts must come back unchanged from

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the dump-path rules.
  *
  * Input: one flag byte, then the name.  Flag bit 0 sets "multi"; bit 1

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the command ring's rules.
  *
  * Input: a program of two-byte steps over a ring of up to 4 workers.

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for the parts of RSS (ngx_http_malloc_rss.c).
  *
  * Input: one byte, the number of known ranges (up to 20, more than the

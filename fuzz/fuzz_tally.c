@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * libFuzzer target for what traffic holds, counted: a request's path as
  * the top list shows it, the top= argument, a label's escape, and the
  * top requests kept.

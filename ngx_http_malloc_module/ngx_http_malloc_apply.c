@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * A worker's side of the board: brings a new worker to the desired
  * state, applies each command in the order posted (mallctl, a dump on the
  * module's thread, jemalloc's report), answers it in the slot, and

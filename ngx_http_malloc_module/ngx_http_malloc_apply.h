@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * A worker's side of the board's commands: what it does with jemalloc
  * and the dump directory, and the figures it publishes.
  */

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * A bump allocator over a list of anonymous mappings, and a byte buffer
  * that grows with mremap().  Nothing here is ever handed to free().
  *

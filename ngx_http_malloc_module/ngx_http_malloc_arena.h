@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Memory for building profiles, taken from mmap and never from malloc: a
  * profile must not report the memory used to build it, and a worker must
  * give it all back to the kernel when the response is done.  Pure C.

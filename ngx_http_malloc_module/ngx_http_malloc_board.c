@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The board: one shared zone, reused across reloads, that holds the
  * desired state, a ring of the last commands and one slot per worker.  A
  * poster puts a command in the ring and wakes every worker of the current

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The board: the shared zone through which the workers hear commands and
  * publish their state.  Its layout is private to ngx_http_malloc_board.c;
  * what leaves it are copies.

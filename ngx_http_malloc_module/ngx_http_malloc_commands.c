@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The state page and the commands.  GET / and GET prof_active answer at
  * once from what the workers published; a POST posts its command through
  * the board, waits for every worker's result and lists them.  Writes are

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The state page and the commands: GET /, GET and POST prof_active,
  * POST prof_dump, prof_reset and purge.
  */

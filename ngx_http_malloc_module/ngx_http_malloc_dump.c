@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * jemalloc's prof.dump opens its file with creat(): it truncates and
  * follows symlinks.  So the dump goes into a private temporary file we
  * create with O_EXCL | O_NOFOLLOW (mode 0600), handed to jemalloc as

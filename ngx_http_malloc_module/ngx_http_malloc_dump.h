@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Writes one heap dump without following symlinks or replacing files:
  * pure C over libc and the jemalloc wrapper.
  */

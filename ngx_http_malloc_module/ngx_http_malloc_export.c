@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * malloc_export: OTLP/HTTP pushes of heap profiles.  Worker 0 has every
  * worker dump its heap each interval (the collection malloc_snapshot
  * uses) and sends the merged heap as one request: one series per nginx,

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * malloc_export: heap profiles pushed to an OpenTelemetry collector over
  * OTLP/HTTP, every interval while sampling is on, and the snapshots as
  * they are taken.

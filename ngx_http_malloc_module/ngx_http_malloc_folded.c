@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The heap viewer's form of profiles.  Names are resolved once per
  * distinct address and kept once per distinct name; stacks with the same
  * names are one stack, so the workers' heaps merge and a base lines up

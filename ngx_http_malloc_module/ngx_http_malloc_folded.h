@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Profiles with their frames named, for the heap viewer: from a heap
  * (symbolized by a resolver) or from a gzipped profile.proto (a
  * snapshot), merged stack by stack, optionally against a base, and

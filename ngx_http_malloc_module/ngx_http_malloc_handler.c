@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The admin location: a table of endpoints ({name, which, methods, write,
  * the methods that need jemalloc, body limit, the type and download name
  * of the data it answers, handler}) and what every

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * jemalloc 5.3 writes a heap_v2 dump as:
  *
  *     heap_v2/<period>

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * jemalloc heap_v2 dumps: tell whole from cut short, parse, merge over
  * workers, subtract (growth), and write back as heap_v2 or as gperftools'
  * legacy heap text.  Pure C; all memory comes from an

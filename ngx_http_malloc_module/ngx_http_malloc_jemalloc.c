@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * mallctl is resolved with dlsym(RTLD_DEFAULT): a jemalloc that is only
  * loaded by some library, but is not what malloc() resolves to, would
  * profile an empty heap, so its malloc must be the process's malloc.

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The only file that calls mallctl.  jemalloc is found at run time and
  * never linked: linking gives a second, empty heap (see docs/operations.md).
  */

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Bodies are tiny (the handler bounds them), so jansson's allocations are
  * short-lived and freed before the request ends.
  *

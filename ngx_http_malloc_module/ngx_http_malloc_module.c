@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * ngx_http_malloc_module: heap profiling of nginx itself, driven from an
  * admin location.  This file holds the module object, the directives and
  * the start-up hooks; the rest lives beside it (see docs/ and design.md).

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * What every file of the nginx layer shares: the configuration and the
  * module's limits.  The board's layout is private to its file.
  */

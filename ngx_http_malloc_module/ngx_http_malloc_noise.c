@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * jemalloc samples an allocation of s bytes with the probability
  * q = 1 - exp(-s / period) and a heap profile scales each sample up by
  * 1 / q.  Between two heaps a stack's estimate moves by chance alone: the

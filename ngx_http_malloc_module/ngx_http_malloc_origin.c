@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * A web page in the operator's browser can send "simple" requests (any
  * GET, a POST of a form or of text/plain) to the admin location without
  * asking first; the browser only hides the answer from the page.  The

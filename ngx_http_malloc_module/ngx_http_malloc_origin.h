@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Who may drive the admin location from a browser: pure C, no nginx
  * types, so that unit tests and fuzzers can drive it without a server.
  */

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * ExportProfilesServiceRequest by hand, as profile.proto is: each message
  * is written into its own buffer and appended, with its length, to the
  * one that holds it.  First the stacks to send are chosen: every stack

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * OpenTelemetry's profiles signal: an ExportProfilesServiceRequest
  * (opentelemetry-proto, opentelemetry/proto/collector/profiles/
  * v1development) from a named profile, one Profile per sample type, the

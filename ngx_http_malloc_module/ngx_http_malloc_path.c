@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Dump names are plain file names directly inside malloc_dump_dir: no
  * subdirectories, no leading dot (our temporary files use it), no control
  * characters.  That keeps the only untrusted component the last one, which

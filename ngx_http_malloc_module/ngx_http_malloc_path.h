@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Dump-path rules: pure C, no nginx types, so that unit tests and fuzzers
  * can drive them without a server.
  */

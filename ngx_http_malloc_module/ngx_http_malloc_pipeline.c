@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The profile pipeline: dumps in, an answer out.  Everything built here
  * lives in mmap'ed memory (arena.c), so a profile never reports its own
  * making, and all of it is unmapped by ngx_http_malloc_pipe_free().  Runs

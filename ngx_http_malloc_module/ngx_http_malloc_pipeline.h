@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * From dump files to an answer: read the workers' heap_v2 dumps (removing
  * them), merge, subtract a base (growth), drop the allocator's frames,
  * symbolize and encode.  Pure C with its own result codes; the callers

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * profile.proto by hand: the message is flat enough that a protobuf
  * library would bring more code (and malloc) than it saves.  Each small
  * message is measured and written into a scratch buffer, then appended as

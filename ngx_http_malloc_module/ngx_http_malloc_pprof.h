@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * profile.proto (google/pprof proto/profile.proto), gzipped, from a
  * merged heap: pure C over zlib, memory from an arena.
  */

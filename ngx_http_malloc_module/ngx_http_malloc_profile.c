@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Profiles served from the admin location: every worker (or one, ?pid=N)
  * dumps its heap through the board into a hidden file of the dump
  * directory; a thread of the module's pool reads the dumps back, removes

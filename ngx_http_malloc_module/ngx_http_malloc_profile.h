@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Profiles served from the admin location: heap, pprof/heap,
  * pprof/heap.pb.gz, pprof/symbol and pprof/cmdline.
  */

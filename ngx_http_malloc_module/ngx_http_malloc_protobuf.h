@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Protocol buffers written by hand: varints, tags and length-delimited
  * fields, for profile.proto and OTLP.  Pure C.
  */

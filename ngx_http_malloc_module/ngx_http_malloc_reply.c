@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Answers of the admin location: JSON documents, profile data, errors,
  * and the answer to a command (each worker's result).  A leaf of the
  * endpoints: below it only the board, whose copies it reads.

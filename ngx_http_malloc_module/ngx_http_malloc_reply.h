@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Answers of the admin location: JSON, data, errors.  Every answer,
  * errors included, is JSON unless it is a profile.
  */

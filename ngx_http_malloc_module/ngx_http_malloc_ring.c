@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The command ring's rules (see ngx_http_malloc_ring.h).  An entry is
  * used again once nobody waits for it and every live worker of the
  * generation has seen it, or, whatever holds it, once its time is up:

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The command ring's rules: when an entry may be used again, what a
  * worker applies next, and what held an entry that had to be given up.
  * Pure C: the board keeps a ngx_http_malloc_ring_t in its shared zone

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Where the resident memory goes.  Every mapping of /proc/self/smaps
  * lands in one kind by its header line, and its Rss is added to that
  * kind, so the kinds add up to the kernel's Rss of the process:

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Where a process's resident memory goes: /proc/self/smaps, the known
  * ranges of nginx's shared zones and jemalloc's figures, turned into parts
  * that add up to the kernel's Rss.  Pure C, no nginx types, so that unit

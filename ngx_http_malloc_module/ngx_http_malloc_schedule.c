@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Scheduled snapshots (malloc_snapshot): while profiling is active, every
  * interval one worker (the first whose once-a-second tick sees the time
  * come; the board decides under its lock) has every worker dump its heap

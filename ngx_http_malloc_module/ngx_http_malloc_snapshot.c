@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The snapshots' endpoints: GET snapshots lists them with the schedule,
  * GET snapshots/<name> downloads one.  Both read the dump directory and
  * the board; neither waits for a worker.

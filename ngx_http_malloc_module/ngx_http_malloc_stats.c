@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Allocator statistics of every worker, as JSON (GET stats) and in the
  * Prometheus text exposition format (GET metrics), answered at once from
  * the figures each worker publishes in its slot about every second: a

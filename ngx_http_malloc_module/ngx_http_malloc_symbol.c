@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The in-process symbolizer.
  *
  * Why an ELF reader of our own rather than libelf or libdw (elfutils):

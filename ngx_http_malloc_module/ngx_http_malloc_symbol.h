@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * In-process symbolizer: ELF symbol tables of the mapped files (.symtab
  * when present, else .dynsym; the debug file under
  * /usr/lib/debug/.build-id/ when installed), cached per worker in memory

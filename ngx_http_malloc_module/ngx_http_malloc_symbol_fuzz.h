@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Entry points of the symbolizer for the fuzzer and the unit tests only:
  * they reach the ELF reader without files on disk.  The module does not
  * include this header.

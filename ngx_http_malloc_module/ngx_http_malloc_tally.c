@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * What traffic holds, counted (see ngx_http_malloc_tally.h).  No state
  * of its own: the caller owns every table and the top's arrays.
  */

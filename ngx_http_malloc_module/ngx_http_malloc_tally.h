@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * What traffic holds, counted: the states a connection is in, the sizes
  * of finished requests in buckets, the biggest requests kept as they are
  * offered, a request's path made safe to show, the top= argument, and

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The module's own thread pool, per worker.  Threads start on the first
  * task (an idle module has none), at most as many as malloc_threads says.
  * A finished task is queued and the worker's eventfd is written; the

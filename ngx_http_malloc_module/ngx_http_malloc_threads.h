@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The module's own small thread pool: dumps, profiles and snapshots run
  * beside the event loop on one or two threads per worker, never on
  * nginx's default pool.

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * What traffic holds (GET traffic): every worker walks its connections
  * (ngx_http_malloc_walk.c), as the command TRAFFIC asks, and writes what
  * it found into a hidden file; here the files are read back, removed and

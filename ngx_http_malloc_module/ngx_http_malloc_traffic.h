@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * GET traffic: what every worker's in-flight traffic holds, by state,
  * server and location, with the biggest requests; and the published
  * figures of malloc_traffic for GET stats and GET metrics.

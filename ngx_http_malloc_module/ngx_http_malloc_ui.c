@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The heap viewer: GET ui is its page, GET ui/<file> its script and
  * style, all built into the module (ngx_http_malloc_assets.c).  The page
  * reads the admin location's own endpoints and nothing else: its

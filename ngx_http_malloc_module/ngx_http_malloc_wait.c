@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The collection of the workers' answers to a command, for whoever
  * posted it: a request of the admin location, the snapshot schedule, the
  * watch.  A collection posts its command through the board (waiting for

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The collection of the workers' answers to a command (for a request,
  * the snapshot schedule or the watch), and the per-request context of
  * the admin location that waits on one.

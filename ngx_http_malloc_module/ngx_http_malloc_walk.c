@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * What this worker's traffic holds, walked from nginx's own structures
  * (see ngx_http_malloc_walk.h).  Every open connection is in
  * ngx_cycle->connections.  An HTTP/1 connection's log context names its

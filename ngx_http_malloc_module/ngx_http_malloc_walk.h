@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * The walk of this worker's connections: what each HTTP request, idle
  * connection and HTTP/2 stream holds in nginx's pools, exactly (every
  * block and large allocation at the allocator's usable size), by state,

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Clients that go away (issue 20, defect 4): hundreds of
 # stats?detail=full and profile requests on a read-only location, each
 # closed right after it is sent, leave no hidden file behind (they would

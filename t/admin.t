@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # GET endpoints of the admin location: the state page, prof_active,
 # routing, methods and the JSON error shape.
 

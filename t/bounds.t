@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # What concurrent reads may take of a worker (issue 20, defect 5): at
 # most 4 profiles built and 4 growth windows open at once per worker, the
 # rest answered 503 busy with Retry-After at once, before they take any

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A burst of reads beside an operator's writes (issue 20, defect 1): 30
 # profiles at once on a read-only location, with a purge, a prof_dump
 # and a prof_reset sent in the middle of them, three times over.  Every

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Concurrency (issue 13): three clients at once against a 4-worker nginx
 # with profiling on, for MALLOC_CONCURRENCY_SECS seconds (30 by default).
 # One fetches profiles, one scrapes the state page, prof_active, stats and

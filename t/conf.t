@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Configuration: directive errors that nginx -t reports, the dump
 # directory, and a module that is loaded but not used.
 

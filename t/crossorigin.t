@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Web pages in the operator's browser must not drive the admin location:
 # requests whose Sec-Fetch-Site or Origin say they come from another
 # origin are refused with 403 cross_origin before any work, while clients

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A production day, compressed: for SOAK_TIME seconds (180 in make test,
 # 60 in make test-dists' roots, 600 for make soak), two workers and, all
 # at once: a module that leaks 16 MiB at each configuration read, with a

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The Debian package on this machine, as an operator uses it: lintian
 # finds nothing; apt installs build/libnginx-mod-http-malloc_*.deb; the
 # system nginx (/usr/sbin/nginx with /etc/nginx/nginx.conf, which loads

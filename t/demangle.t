@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # C++ names in the profiles: a frame of the test module under a C++
 # symbol (malloc_test::Holder::grow, ngx_http_malloc_test_cxx_grow in
 # t/testmod) keeps its mangled symbol in what the module serves, as pprof

@@ -1,4 +1,8 @@
 #!/bin/sh
+
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # make demo: a real nginx on jemalloc with the module, on loopback, and the
 # operator's loop: profiling on, traffic, dump, jeprof.  Ctrl-C stops it.
 

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Runs every curl example of docs/api.md, in order, against a real nginx
 # with 2 workers and write=on: a "# status: NNN" line before a command
 # states its expected status (default 200); answers that are JSON must

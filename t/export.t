@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # malloc_export: while sampling is on, nginx pushes its merged heap to an
 # OTLP collector every interval, as one ExportProfilesServiceRequest per
 # nginx.  The collector here is a receiver on a loopback port that records

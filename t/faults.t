@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Faults while commands are in flight: a reload while a command waits for
 # a stopped worker, a worker killed while a dump waits for it, clients that
 # go away while their requests wait, and a full dump directory.  Each ends

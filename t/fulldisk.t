@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A dump or a snapshot that does not fit on the disk is never named nor
 # reported written.  jemalloc takes only a write() of -1 for an error, so
 # a short last write once passed: prof_dump answered 200 for a dump cut

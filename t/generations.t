@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # What the generations say of how the master sampled as it read each
 # configuration.  The master's sampling follows the desired state only
 # after it has read a configuration: the reload that turns it on is not

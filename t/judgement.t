@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # One judgement of a comparison, in every form of the answer.  The
 # master's heap since a generation, asked as heap.json (the viewer's),
 # pprof/heap.pb.gz (go tool pprof -comments and -raw), pprof/heap (the

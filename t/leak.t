@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Leaks that nobody is watching.  Reloads: the master samples too, and
 # after each reload the first worker of the new generation writes the
 # heap it inherited from the master; a module that leaks in its

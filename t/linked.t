@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The third way of docs/operations.md: an nginx binary linked with
 # jemalloc, started with MALLOC_CONF and no LD_PRELOAD.  Building nginx
 # needs its full sources, which nginx-dev does not ship; patchelf gives a

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Comparisons that do not invent growth.  A heap profile rests on samples
 # (one per 512 KiB on average), so two heaps of a module that rebuilds
 # the same state differ by chance; a comparison keeps only the changes

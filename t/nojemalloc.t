@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Without jemalloc, or with jemalloc but opt.prof false, every endpoint
 # answers a JSON error naming the cause and the fix, and nginx serves
 # traffic as usual.

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # malloc_watch outside=: memory that grows outside the allocator (a
 # library's own mmap, as LuaJIT's) fires the watch once per size of
 # growth, logged at notice with the parts that grew, and shown on the

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Modules that the worker user may not read: a checkout under a home of
 # mode 0700, a vendor directory of mode 0750.  The master, as root, reads
 # their symbols before it forks the workers, so profiles still name their

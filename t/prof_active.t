@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # POST prof_active: every worker changes state, checked inside each worker
 # by the test module; bad bodies change nothing; write=off refuses.
 

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # POST prof_dump: every worker writes its own heap_v2 dump inside
 # malloc_dump_dir; names, escapes, symlinks and existing files.
 

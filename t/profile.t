@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Profiles served by the admin location, read by the real clients: jeprof
 # and go tool pprof through the URL, go tool pprof on the downloaded
 # profile.proto without the nginx binary, and the merged view of workers.

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The desired state lives in shared memory: it survives a reload, a reload
 # that changes worker_processes, and a worker killed with SIGKILL.  A
 # growth profile whose window spans a reload is refused, never computed

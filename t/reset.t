@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The commands that act on every worker's allocator besides on/off:
 # POST prof_reset (samples dropped, sampling rate changed), POST purge
 # (dirty pages returned), and POST prof_active with a duration, after

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Where the memory goes: each worker's RSS (and the master's) in parts
 # that add up to it, read from /proc/self/smaps with jemalloc's figures,
 # in GET stats, the state page and the metrics; a shared zone by its name

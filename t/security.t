@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # What keeps the admin location safe: allow/deny and auth_basic as
 # docs/security.md configures them (the test reads its examples), bad
 # requests of every kind, the read-only location, and the modes of the

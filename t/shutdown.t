@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A reload and a quit while a profile is being built on the module's
 # thread (issue 20, defect 2): the client gets its profile, the old
 # worker finishes the request before it exits (no "[alert] open socket

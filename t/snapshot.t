@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # malloc_snapshot: one worker takes each snapshot while profiling is on,
 # old ones rotate out by count and size, failures are logged once, and a
 # reload keeps the schedule.  The heap viewer's JSON reads snapshots and

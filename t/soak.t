@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Soak: wrk at full rate on an ordinary location of a 2-worker nginx while
 # one loop toggles profiling, dumps, resets and purges, and another reads
 # profiles, stats and metrics.  Afterwards: every wrk request got a 200,

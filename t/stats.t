@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # GET stats and metrics: jemalloc's figures for every worker, as JSON and
 # as Prometheus text that promtool accepts, answered from what each worker
 # publishes about every second.  A stopped worker is never waited for: it

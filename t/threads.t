@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The module's own threads (malloc_threads): none while idle, at most the
 # configured number per worker once dumps and profiles run, never nginx's
 # default pool of 32; "off" builds profiles in the event loop.  The

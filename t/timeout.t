@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A worker that does not answer never hangs the request: after the
 # timeout the answer names it.  A second write while one waits is taken,
 # not refused: the workers apply writes in order, the last one wins.

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # GET traffic: what in-flight traffic holds, walked from nginx's own
 # connections and pools in every worker, with real clients of known
 # sizes: requests that take a known part of their pool (exact to the

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A module rewritten in place under a running nginx, while its workers
 # serve profiles.  The symbolizer reads files with pread() into memory of
 # its own, so a file shorter than it was is only a file without symbols:

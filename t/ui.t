@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # The heap viewer (GET <location>/ui): its files come from the module,
 # under a Content-Security-Policy that allows nothing but the location;
 # the committed ngx_http_malloc_assets.c is what ui/embed.pl makes of

@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Runs the C unit programs (build/unit_*, from t/unit/unit_*.c) and turns
 # each one's TAP into a subtest, so that prove -r t counts and shows them.
 

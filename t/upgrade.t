@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # A binary upgrade (USR2, WINCH, QUIT to the old master) on jemalloc: the
 # `env LD_PRELOAD; env MALLOC_CONF;` lines of nginx.conf hand jemalloc to
 # the new master, whose workers can profile; traffic is served throughout

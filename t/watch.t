@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # malloc_watch when the leak goes on: every firing profiles its window
 # and writes its snapshot, however many there are, and the admin location
 # keeps answering throughout and after.  Two workers, growth=32m

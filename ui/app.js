@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * The heap viewer's DOM glue: fetch the admin location's JSON, hand it to
  * MallocFlame (flame.js), draw what comes back.  Every URL is relative:
  * the page is <location>/ui, and the location is not known here.

@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * The heap viewer's first request, sent while the page is still loading:
  * building a profile is most of the wait, and the page's own scripts need
  * not come first.  Only the default profile (no fragment: a link's

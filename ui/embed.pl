@@ -1,5 +1,8 @@
 #!/usr/bin/perl
 
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 # Writes ngx_http_malloc_module/ngx_http_malloc_assets.c from the files of
 # ui/ (index.html, *.js, *.css): the heap viewer is built into the module,
 # so that nothing is installed beside it.  make runs it when a file
@@ -25,7 +28,9 @@ opendir my $d, $dir or die "$dir: $!";
 my @files = sort grep { /^[\w.-]+\.(html|js|css)$/ } readdir $d;
 closedir $d;
 
-my $c = "\n/* made by ui/embed.pl from ui/: edit those files, not this one */"
+my $c = "\n/*\n * Copyright (C) 2026 ngx_http_malloc_module maintainers\n"
+    . " * BSD 2-Clause licence: see LICENSE.\n */\n\n"
+    . "\n/* made by ui/embed.pl from ui/: edit those files, not this one */"
         . "\n\n\n#include \"ngx_http_malloc_assets.h\"\n\n\n";
 
 my @table;

@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * MallocFlame: the part of the heap viewer that knows no DOM, so that
  * node's test runner checks it (t/ui/flame.test.js).  pprof/heap.json
  * brings the call tree ready made ("nodes", parent before children):

@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * MallocPprof: a profile.proto file (what `go tool pprof`, this module's
  * pprof/heap.pb.gz and most profilers write) read in the page, into the
  * form of pprof/heap.json that MallocFlame draws.  Nothing is sent

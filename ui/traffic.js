@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * MallocTraffic: the traffic view's pure half, GET traffic's answer made
  * into the rows of its tables, with no DOM, so that node's test runner
  * checks it (t/ui/traffic.test.js).  A row is a list of cells, each a

@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * Linked into the ASan build of the modules (make test-asan); the linker
  * sends the modules' calls of the functions below here (-Wl,--wrap), and
  * nobody else's.

@@ -1,3 +1,6 @@
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 package MallocBrowser;
 
 # A real browser for the tests: Debian's chromium, headless, driven by its

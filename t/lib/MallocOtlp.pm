@@ -1,3 +1,6 @@
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 package MallocOtlp;
 
 # The OTLP requests that malloc_export pushes, read back by a protobuf

@@ -1,3 +1,6 @@
+# Copyright (C) 2026 ngx_http_malloc_module maintainers
+# BSD 2-Clause licence: see LICENSE.
+
 package MallocTest;
 
 # Test harness: starts a real nginx (Debian's /usr/sbin/nginx) with the

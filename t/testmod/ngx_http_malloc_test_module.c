@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Test-only module: lets the tests look inside the worker that serves a
  * request, without going through ngx_http_malloc_module.
  *

@@ -1,4 +1,9 @@
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+/*
  * Preloaded with the UBSan build of the modules (make test-ubsan).  The
  * UBSan runtime reads UBSAN_OPTIONS from /proc/self/environ when the first
  * report comes, in a worker, after nginx has written its process title

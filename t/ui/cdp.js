@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // A user's path through the heap viewer of a real nginx: t/ui.t starts
 // this with a page's URL and a script, an async function's source that
 // runs in the page once it says it drew (body[data-state]) and filled

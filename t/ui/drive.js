@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // Loaded after app.js by serve.js's {drive: true} page only: clicks and
 // types as a user would, then writes what it saw as JSON into
 // <pre id="drive"> for page.test.js to read from chromium's --dump-dom.

@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // The heap viewer's pure half (ui/flame.js), with node's own test runner:
 //
 //     node --test t/ui/*.test.js

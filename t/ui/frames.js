@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // Loaded after app.js by serve.js's {frames: true} page only: once the
 // page drew, writes what its canvas shows (MallocViewer.frames(), each
 // frame's name, classes and title) as JSON into <pre id="frames">, for

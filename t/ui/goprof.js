@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // Heap profiles of another program than nginx, for the viewer's file
 // picker: a small Go program, written and run in a temporary folder,
 // writes two heap profiles of its own with runtime/pprof (every

@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // pprof files opened in the page, in chromium: a Go program's heap
 // profiles (t/ui/goprof.js, through `go tool pprof -proto`), chosen in
 // the file picker through the DevTools protocol (t/ui/cdp.js) and

@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // The heap viewer in a real browser: Debian's chromium, headless, against
 // serve.js's stand-in for the admin location, under the module's CSP.
 // Skipped without chromium (TEST_CHROMIUM names another one).

@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // The page's reader of pprof files (ui/pprof.js): profile.proto as
 // written here field by field, and as Go writes it (t/ui/goprof.js),
 // into the form of pprof/heap.json that flame.js draws.

@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // A stand-in for the admin location, to work on the heap viewer without
 // nginx: it serves ui/ at /malloc/ui with the module's CSP, and answers
 // /malloc/, stats, prof_active, snapshots and pprof/heap.json (with

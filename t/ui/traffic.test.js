@@ -1,3 +1,6 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
 // The traffic view's pure half (ui/traffic.js) on a real nginx's answer
 // of GET traffic (traffic.json: two workers, ten requests held):
 //

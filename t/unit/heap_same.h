@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Shared by the heap unit tests and the heap fuzz target: whether two
  * parsed heaps are the same (period, stacks in order, counts, maps).
  */

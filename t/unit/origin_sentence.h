@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Shared by the cross-origin unit tests and fuzz target: what a refusal
  * must leave in err, a non-empty sentence of printable ASCII,
  * NUL-terminated within NGX_HTTP_MALLOC_ORIGIN_ERR_LEN bytes.

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * A minimal TAP producer for the unit programs: enough for prove and for
  * t/unit.t, with no library to install.  Header-only, so each program is a
  * single file; the functions are static inline so that a program using only

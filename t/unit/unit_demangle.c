@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the demangling of symbol.c
  * (ngx_http_malloc_symbols_demangle, libiberty's demanglers behind it).
  * The C++ expectations are c++filt's output (binutils); the Rust ones

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the heap viewer's JSON form of a heap
  * (ngx_http_malloc_folded.c): the output is parsed back with jansson and
  * compared with the heap it came from.

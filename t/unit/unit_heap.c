@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the heap_v2 parser, merger and writers
  * (ngx_http_malloc_heap.c).  Every dump handed to the parser is copied
  * into a buffer of its exact size, so that ASan reports any read past

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the request body parsers (ngx_http_malloc_json.c).  Bodies,
  * names and error buffers are heap copies of their exact size, so that ASan
  * catches any access past the end: a real body is not NUL-terminated.

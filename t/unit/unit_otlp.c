@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the OTLP profiles encoder (ngx_http_malloc_otlp.c): a
  * heap is named, encoded, and the request read back field by field with
  * the field numbers of opentelemetry-proto's .proto files, by a reader

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the dump-path rules (ngx_http_malloc_path.c).  Every
  * buffer handed to the code under test is allocated to its exact size, so
  * that ASan reports any read or write past the end.

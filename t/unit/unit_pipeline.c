@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the profile pipeline (ngx_http_malloc_pipeline.c),
  * through its public API only: workers' dumps written to a directory of
  * our own, read (and removed), merged, subtracted, trimmed of the

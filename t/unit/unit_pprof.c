@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the profile.proto encoder (ngx_http_malloc_pprof.c): the
  * output is gunzipped with zlib and read back by a small protobuf reader
  * of this file's own, so that a mistake in the encoder's framing cannot

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the command ring's rules (ngx_http_malloc_ring.c): the
  * ways an entry can be held (a poster that waits, a worker that has not
  * applied it) and the ways they end (answers, a close, a poster or worker

@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the parts of RSS (ngx_http_malloc_rss.c): synthetic
  * smaps text, as Linux 6 writes it, fed whole, byte by byte and cut
  * anywhere; hostile input (cut lines, huge numbers, nonsense) must

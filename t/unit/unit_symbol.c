@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for the in-process symbolizer (ngx_http_malloc_symbol.c):
  * this program's own maps, Debian's stripped nginx through a maps line
  * made up for it, malformed maps text, truncated and garbled ELF files,

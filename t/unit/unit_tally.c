@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Unit tests for what traffic holds, counted (ngx_http_malloc_tally.c):
  * the buckets of finished requests at their bounds, rows added up, the
  * top requests kept whatever the order they come in (and none kept with

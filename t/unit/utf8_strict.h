@@ -1,5 +1,11 @@
 
 /*
+ * Copyright (C) 2026 ngx_http_malloc_module maintainers
+ * BSD 2-Clause licence: see LICENSE.
+ */
+
+
+/*
  * Shared by the OTLP unit tests and the folded fuzz target: whether bytes
  * are valid UTF-8, decoded code point by code point (shortest forms, no
  * surrogates, at most U+10FFFF), apart from the encoder's own way of it.
