@@ -106,40 +106,66 @@ for my $case ([default => undef], [fine => $FINE]) {
     $t->post('/malloc/prof_active', 'true');
     $t->reload for 1 .. 12;
 
-    my ($status, $top, $comments) = pprof_top($t,
-        '/malloc/pprof/heap.pb.gz?process=master&since=3', "churn-$rate");
-    is($status, 200, "no leak ($rate rate): since=3");
-    # growth the master really had (its exact figure) is no invention
-    my $exact = $t->get('/malloc/pprof/heap.json?process=master&since=3')
-                ->{json}{comparison}{exact}{change};
-    my $real = $exact > 0 ? $exact : 0;
-    ok(total($top) <= $MB + $real,
-       sprintf('no leak (%s rate): at most 1 MiB grew in go tool pprof '
-               . 'beyond the exact growth: %.2f MiB, exact %+.2f MiB',
-               $rate, total($top) / $MB, $exact / $MB)) or diag $top;
-    is(flat($top, 'ngx_http_malloc_test_churn'), 0,
-       "no leak ($rate rate): the churn is not named");
-    like($comments, qr/only the stacks that grew beyond sampling noise/,
-         "no leak ($rate rate): the profile says how it was compared")
-        or diag $comments;
-    like($comments, qr/the master's allocated bytes from generation 3 to 13 changed by [-+]\d+ bytes \(exact\)/,
-         "no leak ($rate rate): and the exact change beside it");
+    # A judgement at 99% names a stack that did not grow in 1 comparison
+    # of 100 by design.  So the churn is judged in three comparisons of
+    # disjoint generations (each rebuilt, so sampled anew): naming it in
+    # one may be chance, in two of three (3 in 10^4) it is invented.
 
-    my $r = $t->get('/malloc/pprof/heap.json?process=master&since=3');
-    my $c = $r->{json}{comparison};
-    ok($c->{grew} == 0 || $c->{grown} <= $real + $MB,
-       "no leak ($rate rate): nothing grew beyond the noise")
-        or diag explain [$c, significant($r->{json})];
+    my (@invented, $first);
+
+    for my $pair ([3, 6], [7, 10], [11, 13]) {
+        my ($m, $n) = @$pair;
+        my $q = "process=master&since=$m&generation=$n";
+        my ($status, $top, $comments) = pprof_top($t,
+            "/malloc/pprof/heap.pb.gz?$q", "churn-$rate-$m");
+        my $r = $t->get("/malloc/pprof/heap.json?$q");
+        my $c = $r->{json}{comparison};
+        my $exact = $c->{exact}{change} // 0;
+        my $real = $exact > 0 ? $exact : 0;
+        my ($change, @sig) = judged($r->{json},
+                                    'ngx_http_malloc_test_churn');
+
+        $first //= { status => $status, comments => $comments, c => $c,
+                     pair => "$m to $n" };
+
+        # growth the master really had (its exact figure) is no invention
+        my @wrong = (
+            total($top) > $MB + $real
+                ? sprintf('go tool pprof: %.2f MiB grew, exact %+.2f MiB',
+                          total($top) / $MB, $exact / $MB) : (),
+            flat($top, 'ngx_http_malloc_test_churn') != 0
+                ? 'go tool pprof names the churn' : (),
+            $c->{grew} != 0 && $c->{grown} > $real + $MB
+                ? "heap.json: $c->{grown} bytes grew" : (),
+            !@sig || grep({ $_ == 1 } @sig)
+                ? sprintf('heap.json: the churn, %+.2f MiB, beyond the '
+                          . 'noise', $change / $MB) : ());
+
+        if (@wrong) {
+            push @invented, "$m to $n: " . join('; ', @wrong);
+            diag "$m to $n: $_" for @wrong, explain significant($r->{json});
+        }
+    }
+
+    ok(@invented <= 1,
+       "no leak ($rate rate): nothing grew beyond the noise in 2 of 3 "
+       . 'comparisons or more (' . scalar(@invented) . ' of 3 named it)')
+        or diag explain \@invented;
+
+    my $c = $first->{c};
+    is($first->{status}, 200, "no leak ($rate rate): $first->{pair}");
+    like($first->{comments},
+         qr/only the stacks that grew beyond sampling noise/,
+         "no leak ($rate rate): the profile says how it was compared")
+        or diag $first->{comments};
+    like($first->{comments}, qr/the master's allocated bytes from generation 3 to 6 changed by [-+]\d+ bytes \(exact\)/,
+         "no leak ($rate rate): and the exact change beside it");
     ok($c->{samples} > 0 && $c->{base_samples} > 0 && $c->{z} > 2,
        "no leak ($rate rate): the samples and the level: "
        . "$c->{samples} and $c->{base_samples} samples, |z| >= $c->{z}");
     ok(defined $c->{exact}{change},
        "no leak ($rate rate): the exact change: "
        . "$c->{exact}{change} bytes");
-    my ($change, @sig) = judged($r->{json}, 'ngx_http_malloc_test_churn');
-    ok(@sig && !grep({ $_ == 1 } @sig),
-       sprintf('no leak (%s rate): the churn, %+.2f MiB, is within the '
-               . 'noise', $rate, $change / $MB));
 
     $t->no_alerts;
     $t->stop;
