@@ -13,13 +13,11 @@ NGX_SRC   ?= /usr/share/nginx/src
 BUILD     := $(CURDIR)/build
 MODULE    := $(BUILD)/ngx_http_malloc_module.so
 TESTMOD   := $(BUILD)/ngx_http_malloc_test_module.so
-SRCS      := $(sort $(wildcard ngx_http_malloc_module/*.c \
-	             ngx_http_malloc_module/*.h) \
-	             ngx_http_malloc_module/ngx_http_malloc_assets.c)
-CORE      := $(addprefix ngx_http_malloc_module/ngx_http_malloc_, \
-	             path.c json.c arena.c heap.c noise.c pprof.c symbol.c \
-	             origin.c folded.c pipeline.c rss.c \
-	             protobuf.c otlp.c ring.c tally.c)
+# the layout is the architecture: core/ is the pure core (no file there
+# includes an nginx header; unit-tested and fuzzed), nginx/ the nginx layer
+SRCS      := $(sort $(wildcard core/*.c core/*.h nginx/*.c nginx/*.h) \
+	             core/ngx_http_malloc_assets.c)
+CORE      := $(sort $(wildcard core/*.c) core/ngx_http_malloc_assets.c)
 # libiberty.a (libiberty-dev): symbol.c's demanglers, linked in statically
 CORE_LIBS := -ljansson -lz -lm -liberty
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
@@ -29,12 +27,12 @@ FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
 FUZZ_TIME ?= 60
 CC        ?= cc
 CFLAGS_T  := -g -O1 -Wall -Wextra -Werror -fsanitize=address,undefined \
-	         -fno-omit-frame-pointer -Ingx_http_malloc_module
+	         -fno-omit-frame-pointer -Icore
 CFLAGS_F  := -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
-	         -Ingx_http_malloc_module
+	         -Icore
 # the pure core compiled once for the unit programs, once for the fuzzers
-CORE_T    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-unit/%.o,$(CORE))
-CORE_F    := $(patsubst ngx_http_malloc_module/%.c,$(BUILD)/core-fuzz/%.o,$(CORE))
+CORE_T    := $(patsubst core/%.c,$(BUILD)/core-unit/%.o,$(CORE))
+CORE_F    := $(patsubst core/%.c,$(BUILD)/core-fuzz/%.o,$(CORE))
 NPROC     := $(shell nproc 2>/dev/null || echo 2)
 .SECONDARY: $(CORE_T) $(CORE_F)
 
@@ -76,7 +74,7 @@ $(BUILD)/Makefile: config t/testmod/config
 	    || { tail -20 $(BUILD)/configure.log; exit 1; }
 
 # the heap viewer's files, built into the module
-ngx_http_malloc_module/ngx_http_malloc_assets.c: ui/embed.pl \
+core/ngx_http_malloc_assets.c: ui/embed.pl \
 	    $(wildcard ui/*.html ui/*.js ui/*.css)
 	perl ui/embed.pl $@
 
@@ -84,11 +82,11 @@ $(MODULE) $(TESTMOD) &: $(BUILD)/Makefile $(SRCS) \
 	                  t/testmod/ngx_http_malloc_test_module.c
 	$(MAKE) -j$(NPROC) -f $(BUILD)/Makefile -C $(NGX_SRC) modules
 
-$(BUILD)/core-unit/%.o: ngx_http_malloc_module/%.c ngx_http_malloc_module/*.h
+$(BUILD)/core-unit/%.o: core/%.c core/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_T) -c -o $@ $<
 
-$(BUILD)/core-fuzz/%.o: ngx_http_malloc_module/%.c ngx_http_malloc_module/*.h
+$(BUILD)/core-fuzz/%.o: core/%.c core/*.h
 	@mkdir -p $(@D)
 	clang $(CFLAGS_F) -c -o $@ $<
 
@@ -174,19 +172,19 @@ bench-deps:
 	@sh .ci/deps.sh $(BENCH_PKGS)
 
 # no sanitizers: it measures the symbolizer
-$(BUILD)/bench_symbol: bench/bench_symbol.c ngx_http_malloc_module/*.h \
-	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c
+$(BUILD)/bench_symbol: bench/bench_symbol.c core/*.h \
+	    core/ngx_http_malloc_symbol.c \
+	    core/ngx_http_malloc_arena.c
 	@mkdir -p $(BUILD)
-	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_symbol.c \
-	    ngx_http_malloc_module/ngx_http_malloc_arena.c -liberty
+	$(CC) -O2 -Wall -Icore -o $@ bench/bench_symbol.c \
+	    core/ngx_http_malloc_symbol.c \
+	    core/ngx_http_malloc_arena.c -liberty
 
-$(BUILD)/bench_rss: bench/bench_rss.c ngx_http_malloc_module/*.h \
-	    ngx_http_malloc_module/ngx_http_malloc_rss.c
+$(BUILD)/bench_rss: bench/bench_rss.c core/*.h \
+	    core/ngx_http_malloc_rss.c
 	@mkdir -p $(BUILD)
-	$(CC) -O2 -Wall -Ingx_http_malloc_module -o $@ bench/bench_rss.c \
-	    ngx_http_malloc_module/ngx_http_malloc_rss.c
+	$(CC) -O2 -Wall -Icore -o $@ bench/bench_rss.c \
+	    core/ngx_http_malloc_rss.c
 
 # about 7 minutes on 2 cores; bench-quick about 2 minutes, into build/
 bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol $(BUILD)/bench_rss

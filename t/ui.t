@@ -35,7 +35,7 @@ my $tmp = tempdir('malloc-ui-XXXXXX', TMPDIR => 1, CLEANUP => 1);
 system('perl', "$root/ui/embed.pl", "$tmp/assets.c") == 0
     or BAIL_OUT('ui/embed.pl failed');
 is(slurp("$tmp/assets.c"),
-   slurp("$root/ngx_http_malloc_module/ngx_http_malloc_assets.c"),
+   slurp("$root/core/ngx_http_malloc_assets.c"),
    'ngx_http_malloc_assets.c is current: make rebuilds it from ui/');
 
 # node's tests of the pure parts and of the page against a stand-in

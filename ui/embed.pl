@@ -3,7 +3,7 @@
 # Copyright (C) 2026 ngx_http_malloc_module maintainers
 # BSD 2-Clause licence: see LICENSE.
 
-# Writes ngx_http_malloc_module/ngx_http_malloc_assets.c from the files of
+# Writes core/ngx_http_malloc_assets.c from the files of
 # ui/ (index.html, *.js, *.css): the heap viewer is built into the module,
 # so that nothing is installed beside it.  make runs it when a file
 # changes; t/ui.t checks that the committed file is current.
@@ -16,7 +16,7 @@ use warnings;
 use FindBin;
 
 my $dir = $FindBin::Bin;
-my $out = shift // "$dir/../ngx_http_malloc_module/ngx_http_malloc_assets.c";
+my $out = shift // "$dir/../core/ngx_http_malloc_assets.c";
 
 my %TYPES = (
     html => 'text/html; charset=utf-8',
