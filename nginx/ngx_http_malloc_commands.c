@@ -12,7 +12,7 @@
  * never refused because another request is in progress: the workers
  * apply the commands in the order posted, so the last write wins.
  *
- * Owns: the commands' bodies and their notice lines.  Calls: wait, reply,
+ * Owns: the commands' bodies and their notice lines.  Calls: request, reply,
  * board, export (its state), traffic (its sentence), and the pure core
  * (json, path, dump, jemalloc).
  */
@@ -27,7 +27,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_commands.h"
@@ -42,18 +42,18 @@ static json_t *ngx_http_malloc_generations(ngx_http_request_t *r);
 static json_t *ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
     ngx_http_malloc_gen_t *prev);
 static ngx_int_t ngx_http_malloc_check_names(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
+    ngx_http_malloc_job_t *job, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_start(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static void ngx_http_malloc_log_command(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static json_t *ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf);
 
 
 /* GET /, GET prof_active: what the workers published, at once */
 
 ngx_int_t
-ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     json_t                           *json, *workers, *head;
@@ -78,7 +78,7 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+    if (job->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
         json_object_set_new(json, "module",
                             json_string("ngx_http_malloc_module"));
         json_object_set_new(json, "version",
@@ -113,7 +113,7 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     for (i = 0; i < n; i++) {
         head = ngx_http_malloc_worker_head(&w[i], 1);
 
-        if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+        if (job->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
             /* its memory, in a sentence where it grew outside malloc */
             ngx_http_malloc_worker_rss(head, &w[i], zones, nzones, 0);
         }
@@ -123,7 +123,7 @@ ngx_http_malloc_state(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     json_object_set_new(json, "workers", workers);
 
-    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
+    if (job->endpoint == NGX_HTTP_MALLOC_EP_INDEX) {
         json_object_set_new(json, "master",
                             ngx_http_malloc_master_json(mmcf, 0));
     }
@@ -315,7 +315,7 @@ ngx_http_malloc_sampling_changed(ngx_http_malloc_gen_t *gen,
 
 
 ngx_int_t
-ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     ngx_str_t                 s;
@@ -324,10 +324,10 @@ ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     char                      err[NGX_HTTP_MALLOC_ERR_LEN];
 
     if (body == NULL) {
-        return ngx_http_malloc_state(r, ctx, NULL, 0);
+        return ngx_http_malloc_state(r, job, NULL, 0);
     }
 
-    ctx->answered = ngx_http_malloc_results;
+    job->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_active(body, len, &cmd, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
@@ -348,13 +348,13 @@ ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                        "1s to 30d in nginx syntax, such as \"10m\"");
         }
 
-        ctx->cmd.duration = ms;
+        job->cmd.duration = ms;
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
-    ctx->cmd.arg = cmd.active;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_ACTIVE;
+    job->cmd.arg = cmd.active;
 
-    return ngx_http_malloc_start(r, ctx);
+    return ngx_http_malloc_start(r, job);
 }
 
 
@@ -365,13 +365,13 @@ ngx_http_malloc_prof_active(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
  */
 
 ngx_int_t
-ngx_http_malloc_prof_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_prof_reset(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     int   lg, force;
     char  err[NGX_HTTP_MALLOC_ERR_LEN];
 
-    ctx->answered = ngx_http_malloc_results;
+    job->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_reset(body, len, &lg, &force, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
@@ -387,34 +387,34 @@ ngx_http_malloc_prof_reset(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
                    NGX_HTTP_MALLOC_LG_SAMPLE_FLOOR);
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_RESET;
-    ctx->cmd.arg = lg;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_RESET;
+    job->cmd.arg = lg;
 
-    return ngx_http_malloc_start(r, ctx);
+    return ngx_http_malloc_start(r, job);
 }
 
 
 ngx_int_t
-ngx_http_malloc_purge(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_purge(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     char  err[NGX_HTTP_MALLOC_ERR_LEN];
 
-    ctx->answered = ngx_http_malloc_results;
+    job->answered = ngx_http_malloc_results;
 
     if (ngx_http_malloc_parse_empty(body, len, err) != 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_body",
                                      "%s", err);
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_PURGE;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_PURGE;
 
-    return ngx_http_malloc_start(r, ctx);
+    return ngx_http_malloc_start(r, job);
 }
 
 
 ngx_int_t
-ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     int                           n;
@@ -427,7 +427,7 @@ ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    ctx->answered = ngx_http_malloc_results;
+    job->answered = ngx_http_malloc_results;
 
     n = ngx_http_malloc_parse_dump(body, len, name, sizeof(name), err);
 
@@ -452,20 +452,20 @@ ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     n = ngx_http_malloc_path_template((char *) mmcf->dump_dir->name.data,
                                       mmcf->dump_dir->name.len, name, n,
                                       ngx_http_malloc_board_count(mmcf) > 1,
-                                      (char *) ctx->cmd.tmpl,
-                                      sizeof(ctx->cmd.tmpl));
+                                      (char *) job->cmd.tmpl,
+                                      sizeof(job->cmd.tmpl));
     if (n < 0) {
         return ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST, "invalid_path",
                                      "%s", ngx_http_malloc_path_strerror(n));
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
 
-    if (ngx_http_malloc_check_names(r, ctx, &rc) != NGX_OK) {
+    if (ngx_http_malloc_check_names(r, job, &rc) != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_malloc_start(r, ctx);
+    return ngx_http_malloc_start(r, job);
 }
 
 
@@ -476,7 +476,7 @@ ngx_http_malloc_prof_dump(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
  */
 
 static ngx_int_t
-ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     ngx_int_t *sent)
 {
     int                           rc, err;
@@ -512,7 +512,7 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
             continue;
         }
 
-        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
+        (void) ngx_http_malloc_path_expand((char *) job->cmd.tmpl,
                                            (long) w[i].pid, name,
                                            sizeof(name));
 
@@ -549,22 +549,22 @@ ngx_http_malloc_check_names(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
 
 static ngx_int_t
-ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_start(ngx_http_request_t *r, ngx_http_malloc_job_t *job)
 {
     ngx_http_malloc_loc_conf_t  *mlcf;
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
 
-    ngx_http_malloc_log_command(r, ctx);
+    ngx_http_malloc_log_command(r, job);
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 0);
+    return ngx_http_malloc_request_post(r, mlcf->timeout, 0);
 }
 
 
 /* an operator acted: a notice line naming the client */
 
 static void
-ngx_http_malloc_log_command(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_log_command(ngx_http_request_t *r, ngx_http_malloc_job_t *job)
 {
     ngx_str_t                    *addr;
     ngx_http_malloc_cmd_t        *cmd;
@@ -572,7 +572,7 @@ ngx_http_malloc_log_command(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     addr = &r->connection->addr_text;
-    cmd = &ctx->cmd;
+    cmd = &job->cmd;
 
     switch (cmd->kind) {
 

@@ -94,7 +94,7 @@ typedef struct {
     ngx_http_malloc_task_t         task;
     time_t                         first;      /* its first attempt */
     u_char                         name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-} ngx_http_malloc_job_t;
+} ngx_http_malloc_push_t;
 
 
 /* per process */
@@ -105,7 +105,7 @@ typedef struct {
     size_t                         nresource;
     u_char                         exe[64];
     u_char                         host[NGX_MAXHOSTNAMELEN + 1];
-    ngx_http_malloc_job_t         *jobs[NGX_HTTP_MALLOC_EXPORT_JOBS];
+    ngx_http_malloc_push_t         *jobs[NGX_HTTP_MALLOC_EXPORT_JOBS];
     ngx_uint_t                     njobs;
     ngx_uint_t                     building;
     ngx_http_malloc_collect_t      co;          /* the interval's dumps */
@@ -116,7 +116,7 @@ typedef struct {
     ngx_connection_t               dummy;       /* of the two timers */
     ngx_log_t                      log;         /* the connection's */
     ngx_peer_connection_t          pc;
-    ngx_http_malloc_job_t         *sending;
+    ngx_http_malloc_push_t         *sending;
     u_char                        *head;        /* the request's head */
     size_t                         head_len;
     size_t                         written;     /* of head and body */
@@ -159,21 +159,21 @@ static void ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
     ngx_uint_t busy);
 static char **ngx_http_malloc_export_dumps(ngx_http_malloc_export_t *ex,
     ngx_uint_t *n);
-static ngx_http_malloc_job_t *ngx_http_malloc_export_job(
+static ngx_http_malloc_push_t *ngx_http_malloc_export_job(
     ngx_http_malloc_export_t *ex, ngx_uint_t source, char **paths,
     ngx_uint_t n, ngx_uint_t dumps);
 static void ngx_http_malloc_export_queue(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job);
+    ngx_http_malloc_push_t *job);
 static void ngx_http_malloc_export_remove(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job, ngx_uint_t dropped);
+    ngx_http_malloc_push_t *job, ngx_uint_t dropped);
 static void ngx_http_malloc_export_kick(ngx_http_malloc_export_t *ex);
 static void ngx_http_malloc_export_build(void *data);
 static void ngx_http_malloc_export_built(void *data);
 static void ngx_http_malloc_export_retry(ngx_event_t *ev);
 static void ngx_http_malloc_export_connect(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job);
+    ngx_http_malloc_push_t *job);
 static ngx_int_t ngx_http_malloc_export_request(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job);
+    ngx_http_malloc_push_t *job);
 static void ngx_http_malloc_export_write(ngx_event_t *wev);
 static ngx_int_t ngx_http_malloc_export_connected(ngx_connection_t *c);
 #if (NGX_HTTP_SSL)
@@ -1070,7 +1070,7 @@ ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
 {
     char                            **paths;
     ngx_uint_t                        n;
-    ngx_http_malloc_job_t            *job;
+    ngx_http_malloc_push_t            *job;
     ngx_http_malloc_export_t         *ex;
     ngx_http_malloc_export_state_t    delta;
 
@@ -1176,7 +1176,7 @@ ngx_http_malloc_export_snapshot(ngx_http_malloc_main_conf_t *mmcf,
     ngx_uint_t source, char **paths, ngx_log_t *log)
 {
     ngx_uint_t                 n;
-    ngx_http_malloc_job_t     *job;
+    ngx_http_malloc_push_t     *job;
     ngx_http_malloc_export_t  *ex;
 
     ex = &ngx_http_malloc_export;
@@ -1199,19 +1199,19 @@ ngx_http_malloc_export_snapshot(ngx_http_malloc_main_conf_t *mmcf,
 
 /* a request to build from "paths" (copied), with its attributes */
 
-static ngx_http_malloc_job_t *
+static ngx_http_malloc_push_t *
 ngx_http_malloc_export_job(ngx_http_malloc_export_t *ex, ngx_uint_t source,
     char **paths, ngx_uint_t n, ngx_uint_t dumps)
 {
     u_char                 *p;
     size_t                  size;
     ngx_uint_t              i;
-    ngx_http_malloc_job_t  *job;
+    ngx_http_malloc_push_t  *job;
 
     static const char  *kinds[] = { "interval", "watch", "schedule",
                                     "reload" };
 
-    size = sizeof(ngx_http_malloc_job_t) + (n + 1) * sizeof(char *);
+    size = sizeof(ngx_http_malloc_push_t) + (n + 1) * sizeof(char *);
 
     for (i = 0; i < n; i++) {
         size += ngx_strlen(paths[i]) + 1;
@@ -1222,7 +1222,7 @@ ngx_http_malloc_export_job(ngx_http_malloc_export_t *ex, ngx_uint_t source,
         return NULL;
     }
 
-    ngx_memzero(job, sizeof(ngx_http_malloc_job_t));
+    ngx_memzero(job, sizeof(ngx_http_malloc_push_t));
 
     job->source = source;
     job->dumps = dumps;
@@ -1284,7 +1284,7 @@ ngx_http_malloc_export_job(ngx_http_malloc_export_t *ex, ngx_uint_t source,
 
 static void
 ngx_http_malloc_export_queue(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job)
+    ngx_http_malloc_push_t *job)
 {
     ngx_uint_t                       i;
     ngx_http_malloc_export_state_t   delta;
@@ -1327,7 +1327,7 @@ ngx_http_malloc_export_queue(ngx_http_malloc_export_t *ex,
 
 static void
 ngx_http_malloc_export_remove(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job, ngx_uint_t dropped)
+    ngx_http_malloc_push_t *job, ngx_uint_t dropped)
 {
     ngx_uint_t                       i;
     ngx_http_malloc_export_state_t   delta;
@@ -1339,7 +1339,7 @@ ngx_http_malloc_export_remove(ngx_http_malloc_export_t *ex,
     }
 
     ngx_memmove(&ex->jobs[i], &ex->jobs[i + 1],
-                (ex->njobs - i - 1) * sizeof(ngx_http_malloc_job_t *));
+                (ex->njobs - i - 1) * sizeof(ngx_http_malloc_push_t *));
     ex->njobs--;
 
     ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
@@ -1365,7 +1365,7 @@ ngx_http_malloc_export_kick(ngx_http_malloc_export_t *ex)
 {
     ngx_uint_t              i;
     ngx_msec_int_t          left;
-    ngx_http_malloc_job_t  *job;
+    ngx_http_malloc_push_t  *job;
 
     for (i = 0; !ex->building && i < ex->njobs; i++) {
         job = ex->jobs[i];
@@ -1418,7 +1418,7 @@ ngx_http_malloc_export_kick(ngx_http_malloc_export_t *ex)
 static void
 ngx_http_malloc_export_build(void *data)
 {
-    ngx_http_malloc_job_t *job = data;
+    ngx_http_malloc_push_t *job = data;
 
     struct timespec         ts;
     ngx_http_malloc_pipe_t  pl;
@@ -1464,7 +1464,7 @@ ngx_http_malloc_export_build(void *data)
 static void
 ngx_http_malloc_export_built(void *data)
 {
-    ngx_http_malloc_job_t *job = data;
+    ngx_http_malloc_push_t *job = data;
 
     ngx_http_malloc_export_t        *ex;
     ngx_http_malloc_export_state_t   delta;
@@ -1508,7 +1508,7 @@ ngx_http_malloc_export_retry(ngx_event_t *ev)
 
 static void
 ngx_http_malloc_export_connect(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job)
+    ngx_http_malloc_push_t *job)
 {
     ngx_int_t          rc;
     ngx_err_t          err;
@@ -1568,7 +1568,7 @@ ngx_http_malloc_export_connect(ngx_http_malloc_export_t *ex,
 
 static ngx_int_t
 ngx_http_malloc_export_request(ngx_http_malloc_export_t *ex,
-    ngx_http_malloc_job_t *job)
+    ngx_http_malloc_push_t *job)
 {
     u_char        *p;
     size_t         len;
@@ -1623,7 +1623,7 @@ ngx_http_malloc_export_write(ngx_event_t *wev)
     ssize_t                    n;
     ngx_connection_t          *c;
     ngx_http_malloc_export_t  *ex;
-    ngx_http_malloc_job_t     *job;
+    ngx_http_malloc_push_t     *job;
 
     c = wev->data;
     ex = c->data;
@@ -1911,7 +1911,7 @@ ngx_http_malloc_export_done(ngx_http_malloc_export_t *ex, ngx_int_t status,
     va_list                          args;
     ngx_uint_t                       again;
     ngx_msec_t                       wait;
-    ngx_http_malloc_job_t           *job;
+    ngx_http_malloc_push_t           *job;
     ngx_http_malloc_export_state_t   delta;
 
     job = ex->sending;
@@ -2040,7 +2040,7 @@ ngx_http_malloc_export_exit_process(void)
 {
     char                           **paths;
     ngx_uint_t                       i, k, n;
-    ngx_http_malloc_job_t           *job;
+    ngx_http_malloc_push_t           *job;
     ngx_http_malloc_export_t        *ex;
     ngx_http_malloc_export_state_t   delta;
 

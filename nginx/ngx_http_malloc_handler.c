@@ -8,14 +8,15 @@
 /*
  * The admin location: a table of endpoints ({name, which, methods, write,
  * the methods that need jemalloc, body limit, the type and download name
- * of the data it answers, handler}) and what every
- * request goes through before its handler: the cross-origin guard,
- * routing below the location's prefix, methods, write=on, the body, and
- * jemalloc.  Every answer, errors included, is JSON.
+ * of the data it answers, handler}) and what every request goes through
+ * before its handler: the cross-origin guard, routing below the
+ * location's prefix, methods, write=on and the body's size, and jemalloc.
+ * Every answer, errors included, is JSON.  The request's life (its body,
+ * its count, its answer) is request.c's once it is routed.
  *
- * Owns: the endpoint table.  Calls: the endpoint files (commands,
- * profile, stats, traffic, snapshot, ui), reply, and the pure core (origin,
- * jemalloc).
+ * Owns: the endpoint table.  Calls: request, the endpoint files
+ * (commands, profile, stats, traffic, snapshot, ui), reply, and the pure
+ * core (origin, jemalloc).
  */
 
 
@@ -26,7 +27,7 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_module.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_commands.h"
 #include "ngx_http_malloc_profile.h"
@@ -36,10 +37,6 @@
 #include "ngx_http_malloc_ui.h"
 #include "ngx_http_malloc_origin.h"
 #include "ngx_http_malloc_jemalloc.h"
-
-
-typedef ngx_int_t (*ngx_http_malloc_endpoint_pt)(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
 
 
 typedef struct {
@@ -58,7 +55,7 @@ typedef struct {
 
 
 static ngx_int_t ngx_http_malloc_dispatch(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 static ngx_int_t ngx_http_malloc_route(ngx_http_request_t *r,
     ngx_str_t *ep);
 static ngx_int_t ngx_http_malloc_refuse(ngx_http_request_t *r,
@@ -69,9 +66,6 @@ static ngx_http_malloc_header_t ngx_http_malloc_header(ngx_http_request_t *r,
     const char *name, size_t len);
 static ngx_int_t ngx_http_malloc_preflight(ngx_http_request_t *r,
     ngx_str_t *methods);
-static void ngx_http_malloc_body_handler(ngx_http_request_t *r);
-static ngx_int_t ngx_http_malloc_read_body(ngx_http_request_t *r,
-    u_char *buf, size_t *len);
 
 
 /* routed by name, in any order; "ep" tells the endpoint file which */
@@ -198,7 +192,7 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
     ngx_int_t                    rc;
     ngx_str_t                    ep;
     ngx_uint_t                   i, trusted;
-    ngx_http_malloc_ctx_t       *ctx;
+    ngx_http_malloc_job_t       *job;
     ngx_http_malloc_endpoint_t  *e;
     ngx_http_malloc_loc_conf_t  *mlcf;
 
@@ -225,43 +219,21 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
         return ngx_http_malloc_refuse(r, i, &ep, trusted);
     }
 
-    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_malloc_ctx_t));
-    if (ctx == NULL) {
+    job = ngx_http_malloc_request_create(r);
+    if (job == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx->endpoint = e->ep;
-    ctx->row = i;
-    ctx->type = e->type;
-    ctx->download = e->download;
-    ctx->rest.data = ep.data + e->name.len;
-    ctx->rest.len = ep.len - e->name.len;
-    ngx_http_set_ctx(r, ctx, ngx_http_malloc_module);
+    job->endpoint = e->ep;
+    job->row = i;
+    job->type = e->type;
+    job->download = e->download;
+    job->rest.data = ep.data + e->name.len;
+    job->rest.len = ep.len - e->name.len;
 
-    if (r->method == NGX_HTTP_POST) {
-        rc = ngx_http_read_client_request_body(r,
-                                               ngx_http_malloc_body_handler);
-
-        if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
-            return rc;
-        }
-
-        return NGX_DONE;
-    }
-
-    rc = ngx_http_discard_request_body(r);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    rc = ngx_http_malloc_dispatch(r, ctx, NULL, 0);
-
-    if (rc == NGX_DONE) {
-        /* answered later, from a timer, an event or a thread */
-        r->main->count++;
-    }
-
-    return rc;
+    /* its body, its endpoint, its answer: request.c's from here on */
+    return ngx_http_malloc_request_start(r, e->body_max,
+                                         ngx_http_malloc_dispatch);
 }
 
 
@@ -271,12 +243,12 @@ ngx_http_malloc_handler(ngx_http_request_t *r)
  */
 
 static ngx_int_t
-ngx_http_malloc_dispatch(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_dispatch(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     ngx_http_malloc_endpoint_t  *e;
 
-    e = &ngx_http_malloc_endpoints[ctx->row];
+    e = &ngx_http_malloc_endpoints[job->row];
 
     if ((r->method & e->jemalloc)
         && ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK)
@@ -284,7 +256,7 @@ ngx_http_malloc_dispatch(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return ngx_http_malloc_unusable(r, NULL);
     }
 
-    return e->handler(r, ctx, body, len);
+    return e->handler(r, job, body, len);
 }
 
 
@@ -575,102 +547,4 @@ ngx_http_malloc_preflight(ngx_http_request_t *r, ngx_str_t *methods)
     r->header_only = 1;
 
     return ngx_http_send_header(r);
-}
-
-
-static void
-ngx_http_malloc_body_handler(ngx_http_request_t *r)
-{
-    u_char                  *body;
-    size_t                   len, max;
-    ngx_int_t                rc;
-    ngx_http_malloc_ctx_t   *ctx;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_malloc_module);
-    max = ngx_http_malloc_endpoints[ctx->row].body_max;
-
-    body = ngx_pnalloc(r->pool, max + 1);
-    if (body == NULL) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-
-    len = max + 1;
-    rc = ngx_http_malloc_read_body(r, body, &len);
-
-    if (rc != NGX_OK) {
-        ngx_http_finalize_request(r, rc);
-        return;
-    }
-
-    if (len > max) {
-        rc = ngx_http_malloc_error(r, NGX_HTTP_REQUEST_ENTITY_TOO_LARGE,
-                                   "body_too_large",
-                                   "request bodies are limited to %uz "
-                                   "bytes here", max);
-
-    } else {
-        rc = ngx_http_malloc_dispatch(r, ctx, body, len);
-    }
-
-    if (rc == NGX_DONE) {
-        /* waiting for the workers; the request count stays taken */
-        return;
-    }
-
-    ngx_http_finalize_request(r, rc);
-}
-
-
-/* copies at most *len bytes of the body, from memory or its temp file */
-
-static ngx_int_t
-ngx_http_malloc_read_body(ngx_http_request_t *r, u_char *buf, size_t *len)
-{
-    size_t        size, total;
-    ssize_t       n;
-    ngx_buf_t    *b;
-    ngx_chain_t  *cl;
-
-    total = 0;
-
-    if (r->request_body == NULL) {
-        *len = 0;
-        return NGX_OK;
-    }
-
-    for (cl = r->request_body->bufs; cl != NULL; cl = cl->next) {
-        b = cl->buf;
-
-        if (total >= *len) {
-            break;
-        }
-
-        if (b->in_file) {
-            size = (size_t) ngx_min(b->file_last - b->file_pos,
-                                    (off_t) (*len - total));
-
-            n = ngx_read_file(b->file, buf + total, size, b->file_pos);
-            if (n == NGX_ERROR) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            total += n;
-            continue;
-        }
-
-        size = ngx_min((size_t) (b->last - b->pos), *len - total);
-
-        if (size == 0) {
-            /* an empty buffer may have no memory at all */
-            continue;
-        }
-
-        ngx_memcpy(buf + total, b->pos, size);
-        total += size;
-    }
-
-    *len = total;
-
-    return NGX_OK;
 }

@@ -15,9 +15,11 @@
  * serving meanwhile; a reload or a restarted worker in between ends the
  * window with an error, never a profile of different processes.
  *
- * Owns: a profile request's steps.  Calls: wait, reply, board, threads,
- * schedule (its listing of snapshots), and the pure core (pipeline, path,
- * jemalloc, symbol: its demangler for heap.json's names).
+ * Owns: a profile request's steps; the request's life (its collections,
+ * its thread, the window's timer) is request.c's.  Calls: request,
+ * reply, board, schedule (its listing of snapshots), and the pure core
+ * (pipeline, path, jemalloc, symbol: its demangler for heap.json's
+ * names).
  */
 
 
@@ -27,9 +29,8 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
-#include "ngx_http_malloc_threads.h"
 #include "ngx_http_malloc_profile.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_pipeline.h"
@@ -47,11 +48,8 @@
 #define NGX_HTTP_MALLOC_SECONDS_MAX  3600
 
 
-typedef void (*ngx_http_malloc_step_pt)(void *data);
-
-
 typedef struct {
-    ngx_http_malloc_ctx_t         *ctx;
+    ngx_http_malloc_job_t         *job;
     ngx_http_malloc_pipe_t         pipe;
     ngx_uint_t                     phase;        /* 0: base, 1: final */
     ngx_uint_t                     generation;   /* of the base */
@@ -62,12 +60,11 @@ typedef struct {
     char                         **base_paths;   /* the master's, since */
     u_char                        *body;         /* addresses to name */
     size_t                         body_len;
-    ngx_http_malloc_task_t         task;
 } ngx_http_malloc_profile_t;
 
 
 static ngx_http_malloc_profile_t *ngx_http_malloc_profile_create(
-    ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx);
+    ngx_http_request_t *r, ngx_http_malloc_job_t *job);
 static ngx_int_t ngx_http_malloc_profile_args(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_seconds(ngx_http_request_t *r,
@@ -76,23 +73,21 @@ static ngx_int_t ngx_http_malloc_profile_read(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf);
 static void ngx_http_malloc_profile_free(void *data);
 static ngx_int_t ngx_http_malloc_profile_post(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static ngx_int_t ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static ngx_int_t ngx_http_malloc_profile_same(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w,
     ngx_uint_t n, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w,
     ngx_uint_t n);
-static ngx_int_t ngx_http_malloc_profile_run(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, ngx_http_malloc_step_pt work);
 static void ngx_http_malloc_profile_build(void *data);
 static void ngx_http_malloc_profile_lookup(void *data);
-static void ngx_http_malloc_profile_ran(void *data);
 static ngx_int_t ngx_http_malloc_profile_finish(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf);
-static void ngx_http_malloc_profile_window(ngx_event_t *ev);
+    void *data);
+static ngx_int_t ngx_http_malloc_profile_window(ngx_http_request_t *r,
+    void *data);
 static void ngx_http_malloc_profile_unreadable(void *data, const char *path);
 static ngx_int_t ngx_http_malloc_profile_master(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_int_t *sent);
@@ -107,7 +102,7 @@ static ngx_int_t ngx_http_malloc_profile_whole(ngx_http_request_t *r,
     ngx_http_malloc_gen_t *gen, ngx_http_malloc_gen_t *base,
     const char *arg, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_pid(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent);
+    ngx_http_malloc_job_t *job, ngx_int_t *sent);
 static ngx_int_t ngx_http_malloc_profile_snapshot(ngx_http_request_t *r,
     ngx_http_malloc_arena_t *arena, const char *arg, char ***paths,
     ngx_int_t *sent);
@@ -122,7 +117,7 @@ static ngx_uint_t  ngx_http_malloc_profile_number;
 
 
 ngx_int_t
-ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     ngx_int_t                   rc;
@@ -131,14 +126,14 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     /* a bounded number at once, before the profile takes any memory */
 
-    if (ngx_http_malloc_wait_admit(r, ctx,
+    if (ngx_http_malloc_request_admit(r,
             ngx_http_arg(r, (u_char *) "seconds", 7, &arg) == NGX_OK, &rc)
         != NGX_OK)
     {
         return rc;
     }
 
-    pf = ngx_http_malloc_profile_create(r, ctx);
+    pf = ngx_http_malloc_profile_create(r, job);
     if (pf == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -151,10 +146,10 @@ ngx_http_malloc_profile(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return ngx_http_malloc_profile_read(r, pf);
     }
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
-    ctx->answered = ngx_http_malloc_profile_dumped;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_DUMP;
+    job->answered = ngx_http_malloc_profile_dumped;
 
-    return ngx_http_malloc_profile_post(r, ctx);
+    return ngx_http_malloc_profile_post(r, job);
 }
 
 
@@ -171,12 +166,12 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
 {
     ngx_str_t               arg;
     ngx_uint_t              snapshot, base;
-    ngx_http_malloc_ctx_t  *ctx;
+    ngx_http_malloc_job_t  *job;
 
-    ctx = pf->ctx;
+    job = pf->job;
 
     if (ngx_http_malloc_profile_seconds(r, pf, sent) != NGX_OK
-        || ngx_http_malloc_profile_pid(r, ctx, sent) != NGX_OK)
+        || ngx_http_malloc_profile_pid(r, job, sent) != NGX_OK)
     {
         return NGX_DECLINED;
     }
@@ -187,8 +182,8 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
     /* snapshots are of all workers: nothing to compare one worker with */
 
     if ((snapshot || base)
-        && (ctx->endpoint != NGX_HTTP_MALLOC_EP_PPROF_FOLDED
-            || pf->pipe.seconds || ctx->cmd.target))
+        && (job->endpoint != NGX_HTTP_MALLOC_EP_PPROF_FOLDED
+            || pf->pipe.seconds || job->cmd.target))
     {
         *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                     "invalid_argument",
@@ -213,11 +208,11 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    pf->pipe.format = (ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
+    pf->pipe.format = (job->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
                       ? NGX_HTTP_MALLOC_PIPE_V2
-                      : (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_HEAP)
+                      : (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_HEAP)
                       ? NGX_HTTP_MALLOC_PIPE_LEGACY
-                      : (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_FOLDED)
+                      : (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_FOLDED)
                       ? NGX_HTTP_MALLOC_PIPE_FOLDED
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
@@ -229,7 +224,7 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
 
     if (ngx_http_arg(r, (u_char *) "process", 7, &arg) == NGX_OK) {
         if (!(arg.len == 6 && ngx_strncmp(arg.data, "master", 6) == 0)
-            || snapshot || base || pf->pipe.seconds || ctx->cmd.target)
+            || snapshot || base || pf->pipe.seconds || job->cmd.target)
         {
             *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                         "invalid_argument", NGX_HTTP_MALLOC_PROCESS_ARGS);
@@ -263,7 +258,7 @@ ngx_http_malloc_profile_seconds(ngx_http_request_t *r,
     n = ngx_atoi(arg.data, arg.len);
 
     if (n <= 0 || n > NGX_HTTP_MALLOC_SECONDS_MAX
-        || pf->ctx->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
+        || pf->job->endpoint == NGX_HTTP_MALLOC_EP_HEAP)
     {
         *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
                     "invalid_argument",
@@ -295,11 +290,9 @@ ngx_http_malloc_profile_read(ngx_http_request_t *r,
         }
     }
 
-    if (ngx_http_malloc_wait_hold(r, pf->ctx) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_malloc_profile_run(r, pf, ngx_http_malloc_profile_build);
+    return ngx_http_malloc_request_thread(r, ngx_http_malloc_profile_build,
+                                          ngx_http_malloc_profile_finish,
+                                          pf);
 }
 
 
@@ -414,13 +407,13 @@ ngx_http_malloc_profile_exact(ngx_http_malloc_profile_t *pf,
 
 
 /*
- * ?pid=N: one worker's heap.  NGX_OK (ctx->cmd.target set, or no pid),
+ * ?pid=N: one worker's heap.  NGX_OK (job->cmd.target set, or no pid),
  * or NGX_DECLINED with what the refusal's sending returned in *sent.
  */
 
 static ngx_int_t
 ngx_http_malloc_profile_pid(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_int_t *sent)
+    ngx_http_malloc_job_t *job, ngx_int_t *sent)
 {
     ngx_int_t                     n;
     ngx_str_t                     arg, value;
@@ -466,7 +459,7 @@ ngx_http_malloc_profile_pid(ngx_http_request_t *r,
         return NGX_DECLINED;
     }
 
-    ctx->cmd.target = (ngx_pid_t) n;
+    job->cmd.target = (ngx_pid_t) n;
 
     return NGX_OK;
 }
@@ -845,7 +838,7 @@ ngx_http_malloc_profile_files(ngx_http_malloc_main_conf_t *mmcf,
 
 static ngx_http_malloc_profile_t *
 ngx_http_malloc_profile_create(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
+    ngx_http_malloc_job_t *job)
 {
     ngx_pool_cleanup_t         *cln;
     ngx_http_malloc_profile_t  *pf;
@@ -864,8 +857,8 @@ ngx_http_malloc_profile_create(ngx_http_request_t *r,
     cln->handler = ngx_http_malloc_profile_free;
     cln->data = pf;
 
-    pf->ctx = ctx;
-    ctx->data = pf;
+    pf->job = job;
+    job->data = pf;
 
     return pf;
 }
@@ -883,7 +876,7 @@ ngx_http_malloc_profile_free(void *data)
 /* each collection is a dump command of its own, into hidden files */
 
 static ngx_int_t
-ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_job_t *job)
 {
     u_char                      *p;
     ngx_http_malloc_loc_conf_t  *mlcf;
@@ -892,12 +885,12 @@ ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     /* a leading dot: no name an operator can ask for looks like it */
 
-    p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+    p = ngx_snprintf(job->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
                      NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%ui.%%p.heap", ngx_pid,
                      ++ngx_http_malloc_profile_number);
     *p = '\0';
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 1);
+    return ngx_http_malloc_request_post(r, mlcf->timeout, 1);
 }
 
 
@@ -909,7 +902,7 @@ ngx_http_malloc_profile_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
 static ngx_int_t
 ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
+    ngx_http_malloc_job_t *job)
 {
     ngx_int_t                     rc;
     ngx_uint_t                    i, n;
@@ -918,39 +911,41 @@ ngx_http_malloc_profile_dumped(ngx_http_request_t *r,
     ngx_http_malloc_main_conf_t  *mmcf;
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-    pf = ctx->data;
+    pf = job->data;
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, job->seq, &n);
     if (w == NULL) {
-        ngx_http_malloc_wait_unlink(ctx);
+        ngx_http_malloc_request_unlink(r);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     for (i = 0; i < n; i++) {
-        if (ctx->cmd.target != 0 && w[i].pid != ctx->cmd.target) {
+        if (job->cmd.target != 0 && w[i].pid != job->cmd.target) {
             continue;
         }
 
-        if (!w[i].answered || w[i].result.seq != ctx->co.seq
+        if (!w[i].answered || w[i].result.seq != job->seq
             || w[i].result.rc != 0)
         {
             /* the answer of prof_dump says which worker and why */
-            ngx_http_malloc_wait_unlink(ctx);
-            return ngx_http_malloc_results(r, ctx);
+            ngx_http_malloc_request_unlink(r);
+            return ngx_http_malloc_results(r, job);
         }
     }
 
     if (ngx_http_malloc_profile_same(r, pf, w, n, &rc) != NGX_OK) {
-        ngx_http_malloc_wait_unlink(ctx);
+        ngx_http_malloc_request_unlink(r);
         return rc;
     }
 
     if (ngx_http_malloc_profile_paths(r, pf, w, n) != NGX_OK) {
-        ngx_http_malloc_wait_unlink(ctx);
+        ngx_http_malloc_request_unlink(r);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_malloc_profile_run(r, pf, ngx_http_malloc_profile_build);
+    return ngx_http_malloc_request_thread(r, ngx_http_malloc_profile_build,
+                                          ngx_http_malloc_profile_finish,
+                                          pf);
 }
 
 
@@ -981,7 +976,7 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
     allocated = 0;
 
     for (i = 0; i < n; i++) {
-        if (pf->ctx->cmd.target == 0 || w[i].pid == pf->ctx->cmd.target) {
+        if (pf->job->cmd.target == 0 || w[i].pid == pf->job->cmd.target) {
             allocated += w[i].stats.allocated;
         }
     }
@@ -1008,13 +1003,13 @@ ngx_http_malloc_profile_same(ngx_http_request_t *r,
                || pf->npids != n);
 
     for (i = 0; !changed && i < n; i++) {
-        if (pf->ctx->cmd.target == 0 || pf->pids[i] == pf->ctx->cmd.target) {
+        if (pf->job->cmd.target == 0 || pf->pids[i] == pf->job->cmd.target) {
             changed = (pf->pids[i] != w[i].pid);
         }
     }
 
     if (!changed) {
-        pf->pipe.exact_of = pf->ctx->cmd.target
+        pf->pipe.exact_of = pf->job->cmd.target
                             ? "the worker's allocated bytes in the window"
                             : "the workers' allocated bytes in the window";
         pf->pipe.exact_change = allocated - pf->allocated;
@@ -1042,9 +1037,9 @@ ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     ngx_http_malloc_profile_t *pf, ngx_http_malloc_worker_t *w, ngx_uint_t n)
 {
     ngx_uint_t              i, k;
-    ngx_http_malloc_ctx_t  *ctx;
+    ngx_http_malloc_job_t  *job;
 
-    ctx = pf->ctx;
+    job = pf->job;
 
     pf->paths = ngx_palloc(r->pool, (n + 1) * sizeof(char *));
     if (pf->paths == NULL) {
@@ -1052,7 +1047,7 @@ ngx_http_malloc_profile_paths(ngx_http_request_t *r,
     }
 
     for (i = 0, k = 0; i < n; i++) {
-        if (ctx->cmd.target != 0 && w[i].pid != ctx->cmd.target) {
+        if (job->cmd.target != 0 && w[i].pid != job->cmd.target) {
             continue;
         }
 
@@ -1061,39 +1056,13 @@ ngx_http_malloc_profile_paths(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        ngx_http_malloc_wait_file(r, ctx, w[i].pid, (u_char *) pf->paths[k]);
+        ngx_http_malloc_request_file(r, w[i].pid, (u_char *) pf->paths[k]);
         k++;
     }
 
     pf->paths[k] = NULL;
 
     return NGX_OK;
-}
-
-
-/* runs "work" on the module's thread pool, or here when it cannot */
-
-static ngx_int_t
-ngx_http_malloc_profile_run(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf, ngx_http_malloc_step_pt work)
-{
-    pf->task.work = work;
-    pf->task.build = 1;
-    pf->task.done = ngx_http_malloc_profile_ran;
-    pf->task.data = pf;
-
-    if (ngx_http_malloc_threads_post(&pf->task, r->connection->log)
-        == NGX_OK)
-    {
-        /* the request and its arena stay until the thread is done */
-        r->main->blocked++;
-        ngx_http_malloc_wait_thread(pf->ctx, 1);
-        return NGX_DONE;
-    }
-
-    work(pf);
-
-    return ngx_http_malloc_profile_finish(r, pf);
 }
 
 
@@ -1126,37 +1095,16 @@ ngx_http_malloc_profile_lookup(void *data)
 }
 
 
-static void
-ngx_http_malloc_profile_ran(void *data)
-{
-    ngx_http_malloc_profile_t *pf = data;
-
-    ngx_http_request_t  *r;
-
-    r = pf->ctx->request;
-
-    r->main->blocked--;
-    ngx_http_malloc_wait_thread(pf->ctx, 0);
-
-    if (r->connection->error) {
-        /* the client left meanwhile: the request ends now */
-        ngx_http_malloc_wait_resume(r, NGX_HTTP_CLIENT_CLOSED_REQUEST);
-        return;
-    }
-
-    ngx_http_malloc_wait_resume(r, ngx_http_malloc_profile_finish(r, pf));
-}
-
-
 /* back in the event loop: answer, or wait for a growth window */
 
 static ngx_int_t
-ngx_http_malloc_profile_finish(ngx_http_request_t *r,
-    ngx_http_malloc_profile_t *pf)
+ngx_http_malloc_profile_finish(ngx_http_request_t *r, void *data)
 {
-    ngx_http_malloc_ctx_t  *ctx;
+    ngx_http_malloc_profile_t *pf = data;
 
-    ctx = pf->ctx;
+    ngx_http_malloc_job_t  *job;
+
+    job = pf->job;
 
     if (pf->pipe.rc != NGX_HTTP_MALLOC_PIPE_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "%s",
@@ -1167,21 +1115,22 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
                                      "%s", pf->pipe.error);
     }
 
-    if (ctx->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
-        return ngx_http_malloc_send_data(r, ctx->type, NULL,
+    if (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_SYMBOL) {
+        return ngx_http_malloc_send_data(r, job->type, NULL,
                                          pf->pipe.out.data,
                                          pf->pipe.out.len);
     }
 
     if (pf->phase == 0) {
         pf->phase = 1;
-        ctx->co.ev.handler = ngx_http_malloc_profile_window;
-        ngx_add_timer(&ctx->co.ev, (ngx_msec_t) pf->pipe.seconds * 1000);
 
         ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "malloc profile: growth window of %ui s",
                        (ngx_uint_t) pf->pipe.seconds);
-        return NGX_DONE;
+
+        return ngx_http_malloc_request_later(r,
+                   (ngx_msec_t) pf->pipe.seconds * 1000,
+                   ngx_http_malloc_profile_window, pf);
     }
 
     if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED
@@ -1190,23 +1139,19 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_malloc_send_data(r, ctx->type, ctx->download,
+    return ngx_http_malloc_send_data(r, job->type, job->download,
                                      pf->pipe.out.data, pf->pipe.out.len);
 }
 
 
 /* the growth window is over: the second collection */
 
-static void
-ngx_http_malloc_profile_window(ngx_event_t *ev)
+static ngx_int_t
+ngx_http_malloc_profile_window(ngx_http_request_t *r, void *data)
 {
-    ngx_http_request_t     *r;
-    ngx_http_malloc_ctx_t  *ctx;
+    ngx_http_malloc_profile_t *pf = data;
 
-    ctx = ngx_http_malloc_wait_ctx(ev);
-    r = ctx->request;
-
-    ngx_http_malloc_wait_resume(r, ngx_http_malloc_profile_post(r, ctx));
+    return ngx_http_malloc_profile_post(r, pf->job);
 }
 
 
@@ -1217,18 +1162,18 @@ ngx_http_malloc_profile_window(ngx_event_t *ev)
  */
 
 ngx_int_t
-ngx_http_malloc_symbol(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_symbol(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     ngx_http_malloc_profile_t  *pf;
 
     if (body == NULL) {
-        return ngx_http_malloc_send_data(r, ctx->type, NULL,
+        return ngx_http_malloc_send_data(r, job->type, NULL,
                                          (u_char *) "num_symbols: 1\n",
                                          sizeof("num_symbols: 1\n") - 1);
     }
 
-    pf = ngx_http_malloc_profile_create(r, ctx);
+    pf = ngx_http_malloc_profile_create(r, job);
     if (pf == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -1236,16 +1181,14 @@ ngx_http_malloc_symbol(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     pf->body = body;
     pf->body_len = len;
 
-    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_malloc_profile_run(r, pf, ngx_http_malloc_profile_lookup);
+    return ngx_http_malloc_request_thread(r, ngx_http_malloc_profile_lookup,
+                                          ngx_http_malloc_profile_finish,
+                                          pf);
 }
 
 
 ngx_int_t
-ngx_http_malloc_cmdline(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_cmdline(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     u_char   *p;
@@ -1265,7 +1208,7 @@ ngx_http_malloc_cmdline(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     p[n++] = '\n';
 
-    return ngx_http_malloc_send_data(r, ctx->type, NULL, p, n);
+    return ngx_http_malloc_send_data(r, job->type, NULL, p, n);
 }
 
 

@@ -19,15 +19,15 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 
 
 ngx_int_t ngx_http_malloc_profile(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 ngx_int_t ngx_http_malloc_symbol(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 ngx_int_t ngx_http_malloc_cmdline(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 void ngx_http_malloc_profile_preload(ngx_log_t *log);
 
 

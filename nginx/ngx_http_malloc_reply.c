@@ -23,7 +23,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_json.h"
@@ -32,16 +32,16 @@
 
 
 static void ngx_http_malloc_result_fields(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w);
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, json_t *w);
 static const char *ngx_http_malloc_result_missed(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st);
 static const char *ngx_http_malloc_result_error(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st);
 static const char *ngx_http_malloc_rc_text(ngx_int_t rc);
 static json_t *ngx_http_malloc_sampler(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w, ngx_uint_t n,
     json_t *workers);
 static size_t ngx_http_malloc_sampler_bytes(size_t small, size_t lg,
     size_t size);
@@ -368,7 +368,7 @@ ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w, ngx_uint_t state)
  */
 
 ngx_int_t
-ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
+ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_job_t *job)
 {
     json_t                        *json, *workers, *w, *error;
     ngx_msec_t                     left;
@@ -380,7 +380,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    answers = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
+    answers = ngx_http_malloc_board_copy(mmcf, r->pool, job->seq, &n);
     if (answers == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -399,7 +399,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
     failed = 0;
 
     for (i = 0; i < n; i++) {
-        w = ngx_http_malloc_worker_result(r, ctx, &answers[i], &status,
+        w = ngx_http_malloc_worker_result(r, job, &answers[i], &status,
                                         &error);
         json_array_append_new(workers, w);
 
@@ -418,7 +418,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
         }
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         json_object_set_new(json, "prof_active",
                             json_boolean(ngx_http_malloc_board_desired(mmcf,
                                                                        &left)));
@@ -428,9 +428,9 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
                                  : json_null());
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET) {
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET) {
         json_object_set_new(json, "sampler",
-                            ngx_http_malloc_sampler(r, ctx, answers, n,
+                            ngx_http_malloc_sampler(r, job, answers, n,
                                                     workers));
     }
 
@@ -459,7 +459,7 @@ ngx_http_malloc_results(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
  */
 
 static json_t *
-ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     ngx_http_malloc_worker_t *w, ngx_uint_t n, json_t *workers)
 {
     u_char                       *p;
@@ -476,8 +476,8 @@ ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         return json_null();
     }
 
-    lg = (ctx->cmd.arg >= 0) ? (size_t) ctx->cmd.arg : 0;
-    known = (ctx->cmd.arg >= 0);
+    lg = (job->cmd.arg >= 0) ? (size_t) job->cmd.arg : 0;
+    known = (job->cmd.arg >= 0);
     all = 0;
 
     for (i = 0; i < n; i++) {
@@ -486,7 +486,7 @@ ngx_http_malloc_sampler(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         }
 
         if (!known) {
-            lg = (w[i].result.seq == ctx->co.seq) ? w[i].result.lg_sample
+            lg = (w[i].result.seq == job->seq) ? w[i].result.lg_sample
                                                : w[i].lg_sample;
             known = 1;
         }
@@ -554,7 +554,7 @@ ngx_http_malloc_sampler_bytes(size_t small, size_t lg, size_t size)
 
 json_t *
 ngx_http_malloc_worker_result(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a,
     ngx_uint_t *status, json_t **error)
 {
     json_t      *w;
@@ -567,9 +567,9 @@ ngx_http_malloc_worker_result(ngx_http_request_t *r,
         return NULL;
     }
 
-    ngx_http_malloc_result_fields(r, ctx, a, w);
+    ngx_http_malloc_result_fields(r, job, a, w);
 
-    code = ngx_http_malloc_result_error(r, ctx, a, text, sizeof(text), &st);
+    code = ngx_http_malloc_result_error(r, job, a, text, sizeof(text), &st);
 
     if (code != NULL) {
         json_object_set_new(w, "error",
@@ -594,7 +594,7 @@ ngx_http_malloc_worker_result(ngx_http_request_t *r,
 
 static void
 ngx_http_malloc_result_fields(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, json_t *w)
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, json_t *w)
 {
     u_char                       *p;
     ngx_http_malloc_result_t     *res;
@@ -605,11 +605,11 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
     res = &a->result;
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP
-        && ctx->cmd.tmpl[0] != '.'
-        && a->answered && res->seq == ctx->co.seq)
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP
+        && job->cmd.tmpl[0] != '.'
+        && a->answered && res->seq == job->seq)
     {
-        (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl,
+        (void) ngx_http_malloc_path_expand((char *) job->cmd.tmpl,
                                            (long) a->pid, name,
                                            sizeof(name));
         p = ngx_snprintf(text, sizeof(text) - 1, "%V/%s",
@@ -618,21 +618,21 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
                                                     p - text));
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE && a->answered) {
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_ACTIVE && a->answered) {
         json_object_set_new(w, "prof_active",
-                            json_boolean(res->seq == ctx->co.seq
+                            json_boolean(res->seq == job->seq
                                          ? res->prof_active
                                          : a->prof_active));
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET && a->answered) {
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_RESET && a->answered) {
         json_object_set_new(w, "lg_sample",
-                            json_integer(res->seq == ctx->co.seq
+                            json_integer(res->seq == job->seq
                                          ? res->lg_sample : a->lg_sample));
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_PURGE && a->answered
-        && res->seq == ctx->co.seq)
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_PURGE && a->answered
+        && res->seq == job->seq)
     {
         json_object_set_new(w, "resident_before",
                             json_integer(res->before));
@@ -640,8 +640,8 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
                             json_integer(res->after));
     }
 
-    if (ctx->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
-        && res->seq == ctx->co.seq && res->rc == NGX_HTTP_MALLOC_DUMP_OK)
+    if (job->cmd.kind == NGX_HTTP_MALLOC_CMD_DUMP && a->answered
+        && res->seq == job->seq && res->rc == NGX_HTTP_MALLOC_DUMP_OK)
     {
         json_object_set_new(w, "bytes", json_integer(res->bytes));
     }
@@ -655,7 +655,7 @@ ngx_http_malloc_result_fields(ngx_http_request_t *r,
 
 static const char *
 ngx_http_malloc_result_error(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st)
 {
     u_char                      *p, *last;
@@ -681,8 +681,8 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
                              a->worker, mlcf->timeout);
         }
 
-    } else if (res->seq != ctx->co.seq) {
-        return ngx_http_malloc_result_missed(r, ctx, a, text, size, st);
+    } else if (res->seq != job->seq) {
+        return ngx_http_malloc_result_missed(r, job, a, text, size, st);
 
     } else if (res->rc != NGX_HTTP_MALLOC_DUMP_OK) {
         switch (res->rc) {
@@ -734,7 +734,7 @@ ngx_http_malloc_result_error(ngx_http_request_t *r,
 
 static const char *
 ngx_http_malloc_result_missed(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a, u_char *text,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a, u_char *text,
     size_t size, ngx_uint_t *st)
 {
     u_char                       *p;
@@ -743,11 +743,11 @@ ngx_http_malloc_result_missed(ngx_http_request_t *r,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    if (ngx_http_malloc_cmd_is_state(ctx->cmd.kind)) {
+    if (ngx_http_malloc_cmd_is_state(job->cmd.kind)) {
         return NULL;
     }
 
-    if (ctx->co.generation != ngx_http_malloc_board_generation(mmcf)) {
+    if (job->generation != ngx_http_malloc_board_generation(mmcf)) {
         *st = NGX_HTTP_SERVICE_UNAVAILABLE;
         code = "workers_changed";
         p = ngx_snprintf(text, size - 1,

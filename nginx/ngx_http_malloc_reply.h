@@ -22,7 +22,7 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 
 
 ngx_int_t ngx_http_malloc_send_json(ngx_http_request_t *r, ngx_uint_t status,
@@ -47,9 +47,9 @@ json_t *ngx_http_malloc_time_json(time_t t);
 json_t *ngx_http_malloc_worker_head(ngx_http_malloc_worker_t *w,
     ngx_uint_t state);
 ngx_int_t ngx_http_malloc_results(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 json_t *ngx_http_malloc_worker_result(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *a,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *a,
     ngx_uint_t *status, json_t **error);
 
 /* a process's memory: rss_parts, and its growth outside malloc or null */

@@ -23,7 +23,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_snapshot.h"
@@ -38,7 +38,7 @@ static ngx_int_t ngx_http_malloc_snapshot_send(ngx_http_request_t *r,
 
 ngx_int_t
 ngx_http_malloc_snapshot_index(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len)
+    ngx_http_malloc_job_t *job, u_char *body, size_t len)
 {
     u_char                       *p;
     json_t                       *json, *list, *f, *sched;
@@ -127,7 +127,7 @@ ngx_http_malloc_snapshot_index(ngx_http_request_t *r,
 /* only names that the schedule writes, opened without following links */
 
 ngx_int_t
-ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     u_char                       *p;
@@ -141,7 +141,7 @@ ngx_http_malloc_snapshot_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
     u_char                       *path;
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-    name = &ctx->rest;
+    name = &job->rest;
 
     if (!ngx_http_malloc_path_snapshot(name->data, name->len)) {
         return ngx_http_malloc_error(r, NGX_HTTP_NOT_FOUND,

@@ -14,7 +14,7 @@
  * jemalloc's own JSON report into a hidden file, read back here and
  * removed.
  *
- * Owns: the figures' names and help texts.  Calls: wait, reply, board,
+ * Owns: the figures' names and help texts.  Calls: request, reply, board,
  * traffic (malloc_traffic's figures), and the pure core (path, jemalloc,
  * rss, tally's label escape).
  */
@@ -28,7 +28,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_stats.h"
 #include "ngx_http_malloc_jemalloc.h"
@@ -50,9 +50,9 @@ typedef struct {
 
 
 static ngx_int_t ngx_http_malloc_stats_answer(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
 static u_char *ngx_http_malloc_stats_figures(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n);
@@ -69,7 +69,7 @@ static u_char *ngx_http_malloc_stats_export(u_char *p, u_char *last,
 static u_char *ngx_http_malloc_stats_master(u_char *p, u_char *last,
     ngx_http_malloc_main_conf_t *mmcf);
 static json_t *ngx_http_malloc_stats_report(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w);
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w);
 static u_char *ngx_http_malloc_stats_series(u_char *p, u_char *last,
     const char *name, const char *unit, ngx_http_malloc_worker_t *w,
     size_t value);
@@ -109,39 +109,39 @@ static ngx_http_malloc_figure_t  ngx_http_malloc_figures[] = {
 
 
 ngx_int_t
-ngx_http_malloc_stats(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_stats(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     u_char                       *p;
     ngx_str_t                     arg;
     ngx_http_malloc_loc_conf_t   *mlcf;
 
-    ctx->answered = ngx_http_malloc_stats_answer;
+    job->answered = ngx_http_malloc_stats_answer;
 
     if (ngx_http_arg(r, (u_char *) "detail", 6, &arg) != NGX_OK
         || arg.len != 4 || ngx_strncmp(arg.data, "full", 4) != 0)
     {
-        return ngx_http_malloc_stats_answer(r, ctx);
+        return ngx_http_malloc_stats_answer(r, job);
     }
 
     /* jemalloc's report of each worker: a read that needs the workers */
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
 
-    p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+    p = ngx_snprintf(job->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
                      NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%uA-stats.%%p.json",
                      ngx_pid, r->connection->number);
     *p = '\0';
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_STATS;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_STATS;
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 1);
+    return ngx_http_malloc_request_post(r, mlcf->timeout, 1);
 }
 
 
 static ngx_int_t
 ngx_http_malloc_stats_answer(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
+    ngx_http_malloc_job_t *job)
 {
     size_t                          *value;
     json_t                          *json, *workers, *totals, *wj, *text;
@@ -155,7 +155,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, job->seq, &n);
     nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
     tables = ngx_pcalloc(r->pool, (n + 1) * sizeof(void *));
 
@@ -176,7 +176,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     stale = 0;
 
     for (i = 0; i < n; i++) {
-        wj = ngx_http_malloc_stats_worker(r, ctx, &w[i], zones, nzones);
+        wj = ngx_http_malloc_stats_worker(r, job, &w[i], zones, nzones);
 
         /* malloc_traffic on: what its traffic held at its last walk */
 
@@ -213,7 +213,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
     json_object_set_new(json, "totals", totals);
 
     /* detail=full: a worker that answered too late leaves no file */
-    ngx_http_malloc_wait_read(ctx);
+    ngx_http_malloc_request_read(r);
 
     text = ngx_http_malloc_traffic_sentence(tables, n);
     json_object_set_new(json, "traffic", text ? json_pack("{so}", "text", text)
@@ -227,7 +227,7 @@ ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 
 static json_t *
 ngx_http_malloc_stats_worker(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones)
 {
     json_t      *j;
@@ -254,9 +254,9 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
 
     ngx_http_malloc_worker_rss(j, w, zones, nzones, 1);
 
-    if (ctx->co.seq != 0) {
+    if (job->seq != 0) {
         json_object_set_new(j, "detail",
-                            ngx_http_malloc_stats_report(r, ctx, w));
+                            ngx_http_malloc_stats_report(r, job, w));
     }
 
     return j;
@@ -267,15 +267,15 @@ ngx_http_malloc_stats_worker(ngx_http_request_t *r,
 
 static json_t *
 ngx_http_malloc_stats_report(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, ngx_http_malloc_worker_t *w)
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w)
 {
     json_t  *report;
 
-    if (!w->answered || w->result.seq != ctx->co.seq || w->result.rc != 0) {
+    if (!w->answered || w->result.seq != job->seq || w->result.rc != 0) {
         return json_null();
     }
 
-    report = ngx_http_malloc_wait_json(r, ctx, w);
+    report = ngx_http_malloc_request_json(r, w);
 
     return report ? report : json_null();
 }
@@ -288,7 +288,7 @@ ngx_http_malloc_stats_report(ngx_http_request_t *r,
  */
 
 ngx_int_t
-ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     u_char                          *p, *last, *buf;
@@ -377,7 +377,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
         p = ngx_http_malloc_traffic_metrics(p, last, w, tables, n);
     }
 
-    return ngx_http_malloc_send_data(r, ctx->type, NULL, buf, p - buf);
+    return ngx_http_malloc_send_data(r, job->type, NULL, buf, p - buf);
 }
 
 

@@ -19,13 +19,13 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 
 
 ngx_int_t ngx_http_malloc_stats(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 ngx_int_t ngx_http_malloc_metrics(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 
 
 #endif /* _NGX_HTTP_MALLOC_STATS_H_INCLUDED_ */

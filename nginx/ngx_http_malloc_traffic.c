@@ -14,7 +14,7 @@
  * worker also publishes its figures about every second, which GET stats
  * says in a sentence and GET metrics exposes, without waiting.
  *
- * Owns: the answer's fields and the traffic metrics' names.  Calls: wait,
+ * Owns: the answer's fields and the traffic metrics' names.  Calls: request,
  * reply, board, and the pure core (tally; path for the hidden names).
  */
 
@@ -27,7 +27,7 @@
 
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_tally.h"
@@ -50,7 +50,7 @@ typedef struct {
 
 
 static ngx_int_t ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx);
+    ngx_http_malloc_job_t *job);
 static void ngx_http_malloc_traffic_merge(ngx_http_malloc_traffic_sum_t *sum,
     json_t *part, ngx_http_malloc_worker_t *w, json_t *wj);
 static void ngx_http_malloc_traffic_add(json_t *to, json_t *from);
@@ -66,7 +66,7 @@ static uint64_t ngx_http_malloc_traffic_named(
 
 
 ngx_int_t
-ngx_http_malloc_traffic(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_traffic(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     u_char                      *p;
@@ -87,22 +87,22 @@ ngx_http_malloc_traffic(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     mlcf = ngx_http_get_module_loc_conf(r, ngx_http_malloc_module);
 
-    p = ngx_snprintf(ctx->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
+    p = ngx_snprintf(job->cmd.tmpl, NGX_HTTP_MALLOC_TMPL_MAX - 1,
                      NGX_HTTP_MALLOC_HIDDEN_PROFILE "%P-%uA-traffic.%%p.json",
                      ngx_pid, r->connection->number);
     *p = '\0';
 
-    ctx->cmd.kind = NGX_HTTP_MALLOC_CMD_TRAFFIC;
-    ctx->cmd.arg = (ngx_int_t) top;
-    ctx->answered = ngx_http_malloc_traffic_answer;
+    job->cmd.kind = NGX_HTTP_MALLOC_CMD_TRAFFIC;
+    job->cmd.arg = (ngx_int_t) top;
+    job->answered = ngx_http_malloc_traffic_answer;
 
-    return ngx_http_malloc_wait_post(r, ctx, mlcf->timeout, 1);
+    return ngx_http_malloc_request_post(r, mlcf->timeout, 1);
 }
 
 
 static ngx_int_t
 ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx)
+    ngx_http_malloc_job_t *job)
 {
     json_t                         *json, *workers, *wj, *part, *error;
     json_t                         *locations;
@@ -113,7 +113,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
 
     mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
 
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
+    w = ngx_http_malloc_board_copy(mmcf, r->pool, job->seq, &n);
 
     json = json_object();
     workers = json_array();
@@ -141,7 +141,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
             continue;
         }
 
-        wj = ngx_http_malloc_worker_result(r, ctx, &w[i], &status, &error);
+        wj = ngx_http_malloc_worker_result(r, job, &w[i], &status, &error);
         if (wj == NULL) {
             continue;
         }
@@ -152,7 +152,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
             continue;
         }
 
-        part = ngx_http_malloc_wait_json(r, ctx, &w[i]);
+        part = ngx_http_malloc_request_json(r, &w[i]);
 
         if (part == NULL) {
             if (error == NULL) {
@@ -185,7 +185,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     json_object_set_new(json, "locations", locations);
     json_object_set_new(json, "top",
                         ngx_http_malloc_traffic_sorted(sum.top,
-                                                       (size_t) ctx->cmd.arg));
+                                                       (size_t) job->cmd.arg));
     json_decref(sum.top);
     json_object_set_new(json, "not_measured",
                         json_string("TLS state (OpenSSL's own allocations) "
@@ -197,7 +197,7 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     json_decref(sum.locations);
 
     /* a worker that answered too late leaves no file */
-    ngx_http_malloc_wait_read(ctx);
+    ngx_http_malloc_request_read(r);
 
     return ngx_http_malloc_send_json(r, status, json);
 }

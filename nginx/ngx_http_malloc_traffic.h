@@ -23,11 +23,11 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_board.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 
 
 ngx_int_t ngx_http_malloc_traffic(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 
 /* a worker's published traffic as GET stats shows it, or NULL: none */
 json_t *ngx_http_malloc_traffic_published(ngx_http_request_t *r,

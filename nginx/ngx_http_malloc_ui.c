@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_module.h"
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 #include "ngx_http_malloc_reply.h"
 #include "ngx_http_malloc_ui.h"
 #include "ngx_http_malloc_assets.h"
@@ -56,7 +56,7 @@ static ngx_int_t ngx_http_malloc_ui_redirect(ngx_http_request_t *r);
 
 
 ngx_int_t
-ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
+ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     u_char *body, size_t len)
 {
     ngx_str_t                       name;
@@ -65,9 +65,9 @@ ngx_http_malloc_ui(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
 
     /* "ui" is the page; "ui/<file>" the rest */
 
-    name = ctx->rest;
+    name = job->rest;
 
-    if (name.len == 0 && ctx->endpoint == NGX_HTTP_MALLOC_EP_UI_FILE) {
+    if (name.len == 0 && job->endpoint == NGX_HTTP_MALLOC_EP_UI_FILE) {
         return ngx_http_malloc_ui_redirect(r);
     }
 

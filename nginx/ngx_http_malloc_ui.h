@@ -18,11 +18,11 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ngx_http_malloc_wait.h"
+#include "ngx_http_malloc_request.h"
 
 
 ngx_int_t ngx_http_malloc_ui(ngx_http_request_t *r,
-    ngx_http_malloc_ctx_t *ctx, u_char *body, size_t len);
+    ngx_http_malloc_job_t *job, u_char *body, size_t len);
 
 
 #endif /* _NGX_HTTP_MALLOC_UI_H_INCLUDED_ */

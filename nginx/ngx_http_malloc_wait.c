@@ -17,16 +17,11 @@
  * closed on every way out, so that a worker coming to it late makes
  * nothing.
  *
- * For requests, the rest of their waiting: holding the request (its
- * cleanup, ngx_http_test_reading), admitting a bounded number of builds
- * and windows, the busy answer, the timer that keeps a request on the
- * module's thread alive, resuming, and the files the workers make for a
- * read: named, read back as JSON (stats?detail=full, traffic) and
- * removed, or removed when it ends early.
+ * A request's side of its collection (holding it, the busy answer, the
+ * files the workers make for a read) is request.c's.
  *
- * Owns: this worker's list of collections and its admitted requests.
- * Calls: board, reply (the answer "busy"), and the pure core (path).
- * Reaches its callers only through their "collected" and "answered".
+ * Owns: this worker's list of collections.
+ * Calls: board.  Reaches its callers only through their "collected".
  */
 
 
@@ -34,20 +29,9 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include <jansson.h>
-
 #include "ngx_http_malloc_module.h"
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_wait.h"
-#include "ngx_http_malloc_reply.h"
-#include "ngx_http_malloc_path.h"
-
-
-/* builds of profiles, and growth windows, at once in a worker */
-#define NGX_HTTP_MALLOC_ADMIT        4
-
-/* how often a request whose work is on a thread looks in on it */
-#define NGX_HTTP_MALLOC_WAIT_THREAD  1000
 
 
 static void ngx_http_malloc_collect_wake(ngx_log_t *log);
@@ -59,28 +43,16 @@ static void ngx_http_malloc_collect_sweep(ngx_http_malloc_collect_t *co);
 static ngx_uint_t ngx_http_malloc_collect_posted(
     ngx_http_malloc_collect_t *co);
 static void ngx_http_malloc_collect_stop(ngx_http_malloc_collect_t *co);
-static void ngx_http_malloc_wait_collected(ngx_http_malloc_collect_t *co,
-    ngx_uint_t busy);
-static ngx_int_t ngx_http_malloc_wait_busy(ngx_http_request_t *r,
-    const char *fmt, ngx_uint_t n);
-static void ngx_http_malloc_wait_running(ngx_event_t *ev);
-static void ngx_http_malloc_wait_cleanup(void *data);
 
 
-/* this worker's collections, and its admitted requests */
-typedef struct {
-    ngx_queue_t                 waiting;
-    ngx_uint_t                  admitted[2];  /* builds, windows */
-} ngx_http_malloc_requests_t;
-
-
-static ngx_http_malloc_requests_t  ngx_http_malloc_requests;
+/* this worker's collections */
+static ngx_queue_t  ngx_http_malloc_collections;
 
 
 void
 ngx_http_malloc_wait_init_process(void)
 {
-    ngx_queue_init(&ngx_http_malloc_requests.waiting);
+    ngx_queue_init(&ngx_http_malloc_collections);
 
     ngx_http_malloc_board_hook(NGX_HTTP_MALLOC_HOOK_WAKE,
                                ngx_http_malloc_collect_wake);
@@ -102,7 +74,7 @@ ngx_http_malloc_collect(ngx_http_malloc_collect_t *co)
     co->ev.log = co->log;
 
     if (!co->queued) {
-        ngx_queue_insert_tail(&ngx_http_malloc_requests.waiting, &co->queue);
+        ngx_queue_insert_tail(&ngx_http_malloc_collections, &co->queue);
         co->queued = 1;
     }
 
@@ -140,8 +112,8 @@ ngx_http_malloc_collect_wake(ngx_log_t *log)
     ngx_queue_t                *q;
     ngx_http_malloc_collect_t  *co;
 
-    for (q = ngx_queue_head(&ngx_http_malloc_requests.waiting);
-         q != ngx_queue_sentinel(&ngx_http_malloc_requests.waiting);
+    for (q = ngx_queue_head(&ngx_http_malloc_collections);
+         q != ngx_queue_sentinel(&ngx_http_malloc_collections);
          q = ngx_queue_next(q))
     {
         co = ngx_queue_data(q, ngx_http_malloc_collect_t, queue);
@@ -362,353 +334,5 @@ ngx_http_malloc_collect_stop(ngx_http_malloc_collect_t *co)
     if (co->queued) {
         ngx_queue_remove(&co->queue);
         co->queued = 0;
-    }
-}
-
-
-/*
- * Registers what ends a request's wait early (the client going away, the
- * request being finalized) before anything is posted or built.
- */
-
-ngx_int_t
-ngx_http_malloc_wait_hold(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_http_cleanup_t  *cln;
-
-    if (ctx->request != NULL) {
-        /* held already: a growth window's second collection */
-        return NGX_OK;
-    }
-
-    cln = ngx_http_cleanup_add(r, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
-    }
-
-    ctx->request = r;
-
-    cln->handler = ngx_http_malloc_wait_cleanup;
-    cln->data = ctx;
-
-    ctx->co.ev.data = r->connection;
-    ctx->co.ev.log = r->connection->log;
-    ctx->co.log = r->connection->log;
-
-    /* a client that goes away ends the wait through the cleanup */
-    r->read_event_handler = ngx_http_test_reading;
-    r->write_event_handler = ngx_http_request_empty_handler;
-
-    return NGX_OK;
-}
-
-
-/*
- * A profile's build (or a growth window, "window" 1) is admitted while
- * this worker runs fewer than NGX_HTTP_MALLOC_ADMIT of its kind: each
- * holds a heap in memory, and builds queue for one thread.  NGX_OK to go
- * on; else the request is answered (503 busy) and *rc is what to return.
- * The request's cleanup lets the next one in.
- */
-
-ngx_int_t
-ngx_http_malloc_wait_admit(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_uint_t window, ngx_int_t *rc)
-{
-    if (ngx_http_malloc_requests.admitted[window] >= NGX_HTTP_MALLOC_ADMIT) {
-        *rc = ngx_http_malloc_wait_busy(r, window
-                                  ? "this worker keeps %ui growth windows "
-                                    "open already; ask again"
-                                  : "this worker builds %ui profiles "
-                                    "already; ask again",
-                                  NGX_HTTP_MALLOC_ADMIT);
-        return NGX_DECLINED;
-    }
-
-    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
-        *rc = NGX_HTTP_INTERNAL_SERVER_ERROR;
-        return NGX_ERROR;
-    }
-
-    ngx_http_malloc_requests.admitted[window]++;
-    ctx->admitted = window + 1;
-
-    return NGX_OK;
-}
-
-
-/*
- * Posts ctx->cmd and collects the answers for the request: NGX_DONE; what
- * ctx->answered returns then finalizes the request.  A read ("read" 1)
- * leaves room in the ring for writes.
- */
-
-ngx_int_t
-ngx_http_malloc_wait_post(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_msec_t timeout, ngx_uint_t read)
-{
-    ngx_http_malloc_collect_t  *co;
-
-    if (ngx_http_malloc_wait_hold(r, ctx) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    co = &ctx->co;
-
-    co->mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-    co->cmd = &ctx->cmd;
-    co->reserve = read ? NGX_HTTP_MALLOC_RING_WRITES : 0;
-    co->timeout = timeout;
-    co->collected = ngx_http_malloc_wait_collected;
-    co->data = ctx;
-
-    ctx->collecting = 1;
-
-    ngx_http_malloc_collect(co);
-
-    return NGX_DONE;
-}
-
-
-static void
-ngx_http_malloc_wait_collected(ngx_http_malloc_collect_t *co,
-    ngx_uint_t busy)
-{
-    ngx_int_t               rc;
-    ngx_http_request_t     *r;
-    ngx_http_malloc_ctx_t  *ctx;
-
-    ctx = co->data;
-    r = ctx->request;
-
-    ctx->collecting = 0;
-
-    if (busy) {
-        rc = ngx_http_malloc_wait_busy(r, "the workers had %ui commands to "
-                                       "apply within the timeout; ask again",
-                                       NGX_HTTP_MALLOC_RING - co->reserve);
-    } else {
-        rc = ctx->answered(r, ctx);
-    }
-
-    ngx_http_malloc_wait_resume(r, rc);
-}
-
-
-/* no room for the request now: 503, ask again in a second */
-
-static ngx_int_t
-ngx_http_malloc_wait_busy(ngx_http_request_t *r, const char *fmt,
-    ngx_uint_t n)
-{
-    static ngx_str_t  retry = ngx_string("1");
-
-    if (ngx_http_malloc_add_header(r, "Retry-After", &retry) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    return ngx_http_malloc_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, "busy",
-                                 fmt, n);
-}
-
-
-/*
- * While a request's work runs on the module's thread, nothing of nginx's
- * waits for it: a timer does, so that a worker shutting down (a reload,
- * a quit) finishes the request before it exits, as it would one waiting
- * for an upstream.  The timer only comes back; the thread's completion
- * removes it.
- */
-
-void
-ngx_http_malloc_wait_thread(ngx_http_malloc_ctx_t *ctx, ngx_uint_t running)
-{
-    if (ctx->co.ev.timer_set) {
-        ngx_del_timer(&ctx->co.ev);
-    }
-
-    if (running) {
-        ctx->co.ev.handler = ngx_http_malloc_wait_running;
-        ngx_add_timer(&ctx->co.ev, NGX_HTTP_MALLOC_WAIT_THREAD);
-    }
-}
-
-
-static void
-ngx_http_malloc_wait_running(ngx_event_t *ev)
-{
-    ngx_add_timer(ev, NGX_HTTP_MALLOC_WAIT_THREAD);
-}
-
-
-/* back from a timer, an event or a thread: finalize unless still waiting */
-
-void
-ngx_http_malloc_wait_resume(ngx_http_request_t *r, ngx_int_t rc)
-{
-    ngx_connection_t  *c;
-
-    c = r->connection;
-
-    if (rc != NGX_DONE) {
-        ngx_http_finalize_request(r, rc);
-    }
-
-    ngx_http_run_posted_requests(c);
-}
-
-
-/*
- * Every way out of a request: its admission is given back, and a read
- * that ends while it collects closes its command and removes the files
- * the workers made for it.
- */
-
-static void
-ngx_http_malloc_wait_cleanup(void *data)
-{
-    ngx_http_malloc_ctx_t *ctx = data;
-
-    ngx_http_malloc_collect_stop(&ctx->co);
-
-    if (ctx->admitted) {
-        ngx_http_malloc_requests.admitted[ctx->admitted - 1]--;
-        ctx->admitted = 0;
-    }
-
-    if (!ctx->collecting) {
-        return;
-    }
-
-    ctx->collecting = 0;
-
-    /* closed first: a worker that comes to it now makes nothing */
-    ngx_http_malloc_collect_end(&ctx->co);
-    ngx_http_malloc_wait_unlink(ctx);
-}
-
-
-/* the dump directory's path of the file that worker "pid" makes for ctx */
-
-void
-ngx_http_malloc_wait_file(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_pid_t pid, u_char *path)
-{
-    u_char                       *p;
-    ngx_http_malloc_main_conf_t  *mmcf;
-    char                          name[NGX_HTTP_MALLOC_NAME_MAX + 1];
-
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    (void) ngx_http_malloc_path_expand((char *) ctx->cmd.tmpl, (long) pid,
-                                       name, sizeof(name));
-
-    p = ngx_snprintf(path, NGX_MAX_PATH - 1, "%V/%s", &mmcf->dump_dir->name,
-                     name);
-    *p = '\0';
-}
-
-
-/*
- * A worker's JSON file of a read's command (jemalloc's report, its
- * traffic), read back and removed; NULL: none, or not JSON, logged.
- */
-
-json_t *
-ngx_http_malloc_wait_json(ngx_http_request_t *r, ngx_http_malloc_ctx_t *ctx,
-    ngx_http_malloc_worker_t *w)
-{
-    json_t        *j;
-    json_error_t   error;
-    u_char         path[NGX_MAX_PATH];
-
-    ngx_http_malloc_wait_file(r, ctx, w->pid, path);
-
-    j = json_load_file((char *) path, 0, &error);
-
-    if (ngx_delete_file(path) == NGX_FILE_ERROR) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                      ngx_delete_file_n " \"%s\" failed", path);
-    }
-
-    if (j == NULL || !json_is_object(j)) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "cannot read the answer of worker %ui from \"%s\": "
-                      "%s", w->worker, path,
-                      j == NULL ? error.text : "not an object");
-        json_decref(j);
-        return NULL;
-    }
-
-    return j;
-}
-
-
-/*
- * A read whose answers were all read in its "answered" (stats, traffic):
- * its command closed now, then every file of it removed.  A worker that
- * answered late wrote its file before the close (removed here) or
- * after it (it removes the file itself): none is left.
- */
-
-void
-ngx_http_malloc_wait_read(ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_http_malloc_main_conf_t  *mmcf;
-
-    if (ctx->co.seq == 0) {
-        return;
-    }
-
-    mmcf = ngx_http_get_module_main_conf(ctx->request, ngx_http_malloc_module);
-
-    ngx_http_malloc_board_close(mmcf, ctx->co.seq);
-    ngx_http_malloc_wait_unlink(ctx);
-}
-
-
-/*
- * Removes the hidden files that a read's command made, answered or not:
- * a worker that writes its file after this sees the command closed and
- * removes it itself.  An operator's dump (a name without the leading dot)
- * is never removed.
- */
-
-void
-ngx_http_malloc_wait_unlink(ngx_http_malloc_ctx_t *ctx)
-{
-    ngx_uint_t                    i, n;
-    ngx_http_request_t           *r;
-    ngx_http_malloc_worker_t     *w;
-    ngx_http_malloc_main_conf_t  *mmcf;
-    u_char                        path[NGX_MAX_PATH];
-
-    r = ctx->request;
-    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
-
-    if (ctx->co.seq == 0 || ctx->cmd.tmpl[0] != '.') {
-        return;
-    }
-
-    w = ngx_http_malloc_board_copy(mmcf, r->pool, ctx->co.seq, &n);
-    if (w == NULL) {
-        return;
-    }
-
-    for (i = 0; i < n; i++) {
-        if (w[i].pid == 0
-            || (ctx->cmd.target != 0 && w[i].pid != ctx->cmd.target))
-        {
-            continue;
-        }
-
-        ngx_http_malloc_wait_file(r, ctx, w[i].pid, path);
-
-        if (ngx_delete_file(path) == NGX_FILE_ERROR
-            && ngx_errno != NGX_ENOENT)
-        {
-            ngx_log_error(NGX_LOG_ERR, r->connection->log, ngx_errno,
-                          ngx_delete_file_n " \"%s\" failed", path);
-        }
     }
 }
