@@ -12,7 +12,8 @@
  * publishes this worker's figures about every second so that readers
  * never wait for it.
  *
- * Owns: the dump in progress, the reading of smaps.  Calls: board,
+ * Owns: the dump in progress, the reading of smaps and the baseline of
+ * this worker's mappings it is compared with.  Calls: board,
  * threads, walk (GET traffic's part, malloc_traffic's figures), and the
  * pure core (jemalloc, dump, path, rss).  Reached by the
  * board through its hooks.
