@@ -181,10 +181,10 @@ $(BUILD)/bench_symbol: bench/bench_symbol.c core/*.h \
 	    core/ngx_http_malloc_arena.c -liberty
 
 $(BUILD)/bench_rss: bench/bench_rss.c core/*.h \
-	    core/ngx_http_malloc_rss.c
+	    core/ngx_http_malloc_rss.c core/ngx_http_malloc_maps.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Icore -o $@ bench/bench_rss.c \
-	    core/ngx_http_malloc_rss.c
+	    core/ngx_http_malloc_rss.c core/ngx_http_malloc_maps.c
 
 # about 7 minutes on 2 cores; bench-quick about 2 minutes, into build/
 bench: deps bench-deps $(MODULE) $(BUILD)/bench_symbol $(BUILD)/bench_rss

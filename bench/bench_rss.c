@@ -16,7 +16,8 @@
  * as often into a buffer only (the kernel's share); prints the mappings,
  * the RSS and min / median / max of both in microseconds.  Reading
  * another process's smaps costs the kernel what the process's own read
- * does.  Build without sanitizers, e.g. cc -O2.
+ * does.  As a worker does, each read compares the mappings with a
+ * baseline taken by a first read.  Build without sanitizers, e.g. cc -O2.
  */
 
 
@@ -34,6 +35,11 @@
 static double now(void);
 static int cmp(const void *a, const void *b);
 static void report(const char *what, double *v, int n);
+
+
+/* the first read's mappings, which the others are compared with */
+static ngx_http_malloc_maps_base_t  base;
+static ngx_http_malloc_maps_t       top;
 
 
 static double
@@ -95,7 +101,10 @@ main(int argc, char **argv)
     for (i = 0; i < runs; i++) {
         t0 = now();
         fd = open(path, O_RDONLY);
-        if (fd == -1 || ngx_http_malloc_rss_read(fd, NULL, 0, NULL, &rss)) {
+        if (fd == -1
+            || ngx_http_malloc_rss_read(fd, NULL, 0, NULL, &base,
+                                        base.ready ? &top : NULL, &rss))
+        {
             perror(path);
             return 1;
         }

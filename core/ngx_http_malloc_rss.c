@@ -20,9 +20,11 @@
  *
  * jemalloc maps its memory anonymously, so the allocator's share is taken
  * out of the anonymous kind; the rest of that kind is other_anonymous.
+ * Each mapping, its range, name and Rss, goes to the mappings' baseline
+ * or comparison (ngx_http_malloc_maps.c) when asked.
  *
- * Owns: the parts and the rule for "outside malloc".  Calls: nothing of
- * the module (pure C).
+ * Owns: the parts and the rule for "outside malloc".  Calls: maps (pure
+ * C, as this file is).
  */
 
 
@@ -56,6 +58,9 @@ static size_t ngx_http_malloc_rss_rank(ngx_http_malloc_rss_grew_t *grew,
     size_t n, const ngx_http_malloc_rss_grew_t *c);
 static void ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p,
     const char *s, size_t len);
+static void ngx_http_malloc_rss_mapped(ngx_http_malloc_rss_parser_t *p);
+static void ngx_http_malloc_rss_map(ngx_http_malloc_rss_parser_t *p,
+    uintptr_t start, uintptr_t end, const char *path, size_t len);
 static int ngx_http_malloc_rss_header(ngx_http_malloc_rss_parser_t *p,
     const char *s, size_t len);
 static int ngx_http_malloc_rss_kind(const char *perms, const char *path,
@@ -106,6 +111,26 @@ ngx_http_malloc_rss_init(ngx_http_malloc_rss_parser_t *p,
     p->kind = NGX_HTTP_MALLOC_KIND_NONE;
     p->range = -1;
     p->out.nzones = p->nranges;
+}
+
+
+void
+ngx_http_malloc_rss_maps(ngx_http_malloc_rss_parser_t *p,
+    ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top)
+{
+    p->base = base;
+    p->top = top;
+
+    if (base == NULL) {
+        return;
+    }
+
+    if (top == NULL) {
+        ngx_http_malloc_maps_begin(base);
+
+    } else {
+        ngx_http_malloc_maps_reset(top);
+    }
 }
 
 
@@ -168,6 +193,17 @@ ngx_http_malloc_rss_done(ngx_http_malloc_rss_parser_t *p,
         p->len = 0;
     }
 
+    ngx_http_malloc_rss_mapped(p);
+
+    if (p->base != NULL) {
+        if (p->top == NULL) {
+            ngx_http_malloc_maps_end(p->base);
+
+        } else {
+            ngx_http_malloc_maps_trim(p->top);
+        }
+    }
+
     allocator = (je != NULL) ? je->resident : 0;
     allocated = (je != NULL) ? je->allocated : 0;
 
@@ -200,6 +236,8 @@ ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p, const char *s,
     }
 
     if ((s[0] >= '0' && s[0] <= '9') || (s[0] >= 'a' && s[0] <= 'f')) {
+        ngx_http_malloc_rss_mapped(p);
+
         if (ngx_http_malloc_rss_header(p, s, len) != 0) {
             p->kind = NGX_HTTP_MALLOC_KIND_NONE;
             p->out.flawed++;
@@ -292,6 +330,7 @@ ngx_http_malloc_rss_header(ngx_http_malloc_rss_parser_t *p, const char *s,
 
     p->out.mappings++;
     p->range = -1;
+    p->kind = NGX_HTTP_MALLOC_KIND_NONE;
 
     for (r = 0; r < p->nranges; r++) {
         rend = p->ranges[r].start + p->ranges[r].size;
@@ -303,13 +342,87 @@ ngx_http_malloc_rss_header(ngx_http_malloc_rss_parser_t *p, const char *s,
         if (start < rend && p->ranges[r].start < end) {
             p->kind = NGX_HTTP_MALLOC_KIND_ZONE;
             p->range = (int) r;
-            return 0;
+            break;
         }
     }
 
-    p->kind = ngx_http_malloc_rss_kind(perms, s + i, len - i);
+    if (p->kind == NGX_HTTP_MALLOC_KIND_NONE) {
+        p->kind = ngx_http_malloc_rss_kind(perms, s + i, len - i);
+    }
+
+    ngx_http_malloc_rss_map(p, start, end, s + i, len - i);
 
     return 0;
+}
+
+
+/* the mapping whose header was just read, its Rss to come */
+
+static void
+ngx_http_malloc_rss_map(ngx_http_malloc_rss_parser_t *p, uintptr_t start,
+    uintptr_t end, const char *path, size_t len)
+{
+    ngx_http_malloc_mapping_t  *m;
+
+    if (p->base == NULL) {
+        return;
+    }
+
+    m = &p->map;
+
+    m->start = start;
+    m->end = end;
+    m->rss = 0;
+    m->zone = -1;
+
+    switch (p->kind) {
+
+    case NGX_HTTP_MALLOC_KIND_ZONE:
+        m->kind = NGX_HTTP_MALLOC_MAP_ZONE;
+        m->zone = p->range;
+        break;
+
+    case NGX_HTTP_MALLOC_KIND_STACK:
+        m->kind = NGX_HTTP_MALLOC_MAP_STACK;
+        break;
+
+    case NGX_HTTP_MALLOC_KIND_SHARED:
+        m->kind = NGX_HTTP_MALLOC_MAP_SHARED;
+        break;
+
+    case NGX_HTTP_MALLOC_KIND_FILE:
+        m->kind = NGX_HTTP_MALLOC_MAP_FILE;
+        break;
+
+    default: /* NGX_HTTP_MALLOC_KIND_ANON */
+        m->kind = ngx_http_malloc_rss_prefix(path, len, "[heap]")
+                  ? NGX_HTTP_MALLOC_MAP_HEAP : NGX_HTTP_MALLOC_MAP_ANONYMOUS;
+        break;
+    }
+
+    ngx_http_malloc_maps_name(m, path, len);
+
+    p->mapped = 1;
+}
+
+
+/* the mapping read, with all its Rss: to the baseline or compared */
+
+static void
+ngx_http_malloc_rss_mapped(ngx_http_malloc_rss_parser_t *p)
+{
+    if (!p->mapped) {
+        return;
+    }
+
+    p->mapped = 0;
+
+    if (p->top == NULL) {
+        ngx_http_malloc_maps_remember(p->base, &p->map);
+
+    } else {
+        ngx_http_malloc_maps_compare(p->base, &p->map, p->top);
+    }
 }
 
 
@@ -352,6 +465,10 @@ ngx_http_malloc_rss_count(ngx_http_malloc_rss_parser_t *p, uint64_t bytes)
 
     o = &p->out;
     o->rss = ngx_http_malloc_rss_add(o->rss, bytes);
+
+    if (p->mapped) {
+        p->map.rss = ngx_http_malloc_rss_add(p->map.rss, bytes);
+    }
 
     switch (p->kind) {
 
@@ -426,6 +543,7 @@ ngx_http_malloc_rss_prefix(const char *s, size_t len, const char *prefix)
 int
 ngx_http_malloc_rss_read(int fd, const ngx_http_malloc_rss_range_t *ranges,
     size_t nranges, const ngx_http_malloc_je_stats_t *je,
+    ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top,
     ngx_http_malloc_rss_t *out)
 {
     ssize_t                        n;
@@ -433,6 +551,7 @@ ngx_http_malloc_rss_read(int fd, const ngx_http_malloc_rss_range_t *ranges,
     char                           buf[16384];
 
     ngx_http_malloc_rss_init(&p, ranges, nranges);
+    ngx_http_malloc_rss_maps(&p, base, top);
 
     for ( ;; ) {
         n = read(fd, buf, sizeof(buf));

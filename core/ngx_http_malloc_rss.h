@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ngx_http_malloc_jemalloc.h"
+#include "ngx_http_malloc_maps.h"
 
 
 /* shared zones told apart by name; the memory of more counts as shared */
@@ -95,6 +96,10 @@ typedef struct {
     int                         range;
     uint64_t                    anonymous;  /* private anonymous Rss */
     ngx_http_malloc_rss_t       out;
+    ngx_http_malloc_maps_base_t  *base;     /* NULL: no mappings kept */
+    ngx_http_malloc_maps_t     *top;        /* NULL: taking the baseline */
+    ngx_http_malloc_mapping_t       map;        /* the current mapping */
+    int                         mapped;     /* map holds one */
     size_t                      len;
     int                         overlong;
     char                        line[NGX_HTTP_MALLOC_RSS_LINE];
@@ -113,15 +118,26 @@ typedef struct {
 /* ranges beyond NGX_HTTP_MALLOC_RSS_ZONES are not told apart */
 void ngx_http_malloc_rss_init(ngx_http_malloc_rss_parser_t *p,
     const ngx_http_malloc_rss_range_t *ranges, size_t nranges);
+/*
+ * The mappings too: with top NULL, the reading is taken as the baseline;
+ * else compared with it, the mappings that grew most into top (see
+ * ngx_http_malloc_maps.h).  Both live until done.
+ */
+void ngx_http_malloc_rss_maps(ngx_http_malloc_rss_parser_t *p,
+    ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top);
 void ngx_http_malloc_rss_feed(ngx_http_malloc_rss_parser_t *p,
     const char *data, size_t len);
 void ngx_http_malloc_rss_done(ngx_http_malloc_rss_parser_t *p,
     const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_rss_t *out);
 
-/* the whole of an open smaps file, read with a buffer on the stack */
+/*
+ * The whole of an open smaps file, read with a buffer on the stack; base
+ * and top as for ngx_http_malloc_rss_maps(), base NULL for none
+ */
 int ngx_http_malloc_rss_read(int fd,
     const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
-    const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_rss_t *out);
+    const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_maps_base_t *base,
+    ngx_http_malloc_maps_t *top, ngx_http_malloc_rss_t *out);
 
 const char *ngx_http_malloc_rss_part_name(int part);
 uint64_t ngx_http_malloc_rss_part(const ngx_http_malloc_rss_t *rss,

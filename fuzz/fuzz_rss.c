@@ -16,7 +16,12 @@
  * Whatever the input: no figure passes NGX_HTTP_MALLOC_RSS_MAX; unless
  * saturated, the parts add up to rss and the zones to shared_zones; the
  * sentence comparing an empty reading with this one is printable and
- * fits its buffer.
+ * fits its buffer.  The mappings (ngx_http_malloc_maps.c): a baseline of
+ * the text's first half, in address order, within its table; the whole
+ * compared with it names at most NGX_HTTP_MALLOC_MAPS_TOP, most first,
+ * each of a MiB or more and no more than its RSS, printable; the whole
+ * compared with a baseline of itself names none unless the table left
+ * some out.
  */
 
 
@@ -31,6 +36,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check(int cond, const char *what);
 static uint64_t take64(const uint8_t **data, size_t *size);
+static void feed(const uint8_t *data, size_t size, size_t cut,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    const ngx_http_malloc_je_stats_t *je,
+    ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top,
+    ngx_http_malloc_rss_t *r);
+static void check_maps(const ngx_http_malloc_maps_base_t *base,
+    const ngx_http_malloc_maps_t *top);
+
+
+static ngx_http_malloc_maps_base_t  base;
 
 
 static void
@@ -60,15 +75,91 @@ take64(const uint8_t **data, size_t *size)
 }
 
 
+/* each piece an exact copy, so that ASan sees a read past its end */
+
+static void
+feed(const uint8_t *data, size_t size, size_t cut,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_maps_base_t *b,
+    ngx_http_malloc_maps_t *top, ngx_http_malloc_rss_t *r)
+{
+    char                          *piece;
+    size_t                         i, n;
+    ngx_http_malloc_rss_parser_t   p;
+
+    ngx_http_malloc_rss_init(&p, ranges, nranges);
+    ngx_http_malloc_rss_maps(&p, b, top);
+
+    for (i = 0; i < size; i += n) {
+        n = (cut == 0) ? size : cut;
+
+        if (n > size - i) {
+            n = size - i;
+        }
+
+        piece = malloc(n);
+        if (piece == NULL) {
+            abort();
+        }
+
+        memcpy(piece, data + i, n);
+        ngx_http_malloc_rss_feed(&p, piece, n);
+        free(piece);
+    }
+
+    ngx_http_malloc_rss_done(&p, je, r);
+}
+
+
+static void
+check_maps(const ngx_http_malloc_maps_base_t *b,
+    const ngx_http_malloc_maps_t *top)
+{
+    size_t  i, k, len;
+    char    text[NGX_HTTP_MALLOC_MAPS_TEXT_LEN];
+
+    check(b->ready && b->n <= NGX_HTTP_MALLOC_MAPS_BASE, "the baseline");
+
+    for (i = 1; i < b->n; i++) {
+        check(b->e[i - 1].start <= b->e[i].start, "the baseline's order");
+    }
+
+    check(top->n <= NGX_HTTP_MALLOC_MAPS_TOP, "too many named");
+
+    for (i = 0; i < top->n; i++) {
+        check(top->m[i].grew >= NGX_HTTP_MALLOC_MAPS_FLOOR
+              && top->m[i].grew <= top->m[i].rss, "a growth");
+        check(i == 0 || top->m[i - 1].grew >= top->m[i].grew, "the order");
+        check(top->m[i].kind >= 0
+              && top->m[i].kind < NGX_HTTP_MALLOC_MAP_KINDS, "a kind");
+
+        len = strnlen(top->m[i].name, NGX_HTTP_MALLOC_MAPS_NAME);
+        check(len < NGX_HTTP_MALLOC_MAPS_NAME, "a name's end");
+
+        for (k = 0; k < len; k++) {
+            check(top->m[i].name[k] >= 0x20 && top->m[i].name[k] < 0x7f,
+                  "an unprintable name");
+        }
+    }
+
+    len = ngx_http_malloc_maps_text(top, "the start", NULL, 0, text);
+    check(len < NGX_HTTP_MALLOC_MAPS_TEXT_LEN && strlen(text) == len
+          && (len == 0) == (top->n == 0), "the words' length");
+
+    for (i = 0; i < len; i++) {
+        check(text[i] >= 0x20 && text[i] < 0x7f, "an unprintable word");
+    }
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int                            k;
-    char                          *piece;
-    size_t                         i, n, nranges, cut, len;
+    size_t                         i, nranges, cut, len;
     uint64_t                       sum, zones;
     ngx_http_malloc_rss_t          r, zero;
-    ngx_http_malloc_rss_parser_t   p;
+    ngx_http_malloc_maps_t         top;
     ngx_http_malloc_je_stats_t     je;
     ngx_http_malloc_rss_range_t    ranges[20];
     char                           text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
@@ -99,28 +190,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size--;
     }
 
-    ngx_http_malloc_rss_init(&p, ranges, nranges);
+    /* the mappings: the first half's, then the whole compared */
 
-    /* each piece an exact copy, so that ASan sees a read past its end */
+    feed(data, size / 2, cut, ranges, nranges, &je, &base, NULL, &r);
+    feed(data, size, cut, ranges, nranges, &je, &base, &top, &r);
+    check_maps(&base, &top);
 
-    for (i = 0; i < size; i += n) {
-        n = (cut == 0) ? size : cut;
+    /* the same, none grew, unless remembered mappings were left out */
 
-        if (n > size - i) {
-            n = size - i;
-        }
+    feed(data, size, cut, ranges, nranges, &je, &base, NULL, &r);
+    feed(data, size, 0, ranges, nranges, &je, &base, &top, &r);
+    check_maps(&base, &top);
+    check(base.left > 0 || top.n == 0, "no change named a mapping");
 
-        piece = malloc(n);
-        if (piece == NULL) {
-            return 0;
-        }
-
-        memcpy(piece, data + i, n);
-        ngx_http_malloc_rss_feed(&p, piece, n);
-        free(piece);
-    }
-
-    ngx_http_malloc_rss_done(&p, &je, &r);
+    feed(data, size, cut, ranges, nranges, &je, NULL, NULL, &r);
 
     check(r.nzones <= NGX_HTTP_MALLOC_RSS_ZONES, "nzones");
 

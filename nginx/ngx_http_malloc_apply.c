@@ -12,7 +12,8 @@
  * publishes this worker's figures about every second so that readers
  * never wait for it.
  *
- * Owns: the dump in progress, the reading of smaps.  Calls: board,
+ * Owns: the dump in progress, the reading of smaps and the baseline of
+ * this worker's mappings it is compared with.  Calls: board,
  * threads, walk (GET traffic's part, malloc_traffic's figures), and the
  * pure core (jemalloc, dump, path, rss).  Reached by the
  * board through its hooks.
@@ -66,6 +67,10 @@ typedef struct {
     ngx_uint_t                    nranges;
     ngx_http_malloc_rss_range_t   ranges[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_rss_t         rss;
+    ngx_http_malloc_maps_base_t  *base;       /* a worker's mappings as it
+                                                 started, NULL: none kept */
+    ngx_http_malloc_maps_t        maps;       /* those that grew most */
+    ngx_uint_t                    compared;   /* maps is of this reading */
     int                           err;
     ngx_uint_t                    usec;       /* the read took */
     ngx_uint_t                    master;     /* the master's reading */
@@ -312,6 +317,16 @@ ngx_http_malloc_apply_rss(ngx_cycle_t *cycle,
         }
 
         ngx_http_malloc_tasks.rss_task = rt;
+
+        /*
+         * a worker's first reading is the baseline of its mappings, as
+         * it is its rss_start; the master keeps none
+         */
+
+        if (!master) {
+            rt->base = ngx_pcalloc(cycle->pool,
+                                   sizeof(ngx_http_malloc_maps_base_t));
+        }
     }
 
     rt->mmcf = mmcf;
@@ -352,19 +367,26 @@ ngx_http_malloc_apply_rss_thread(void *data)
 {
     ngx_http_malloc_rss_task_t *rt = data;
 
-    int              fd;
-    struct timespec  t0, t1;
+    int                      fd;
+    struct timespec          t0, t1;
+    ngx_http_malloc_maps_t  *top;
 
     (void) clock_gettime(CLOCK_MONOTONIC, &t0);
 
-    fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+    /* the baseline until one was read whole, then compared with it */
+
+    top = (rt->base != NULL && rt->base->ready) ? &rt->maps : NULL;
+    rt->compared = (top != NULL);
+
+    fd = open("/proc/self/smaps", O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+                                  | O_CLOEXEC);
 
     if (fd == -1) {
         rt->err = errno;
 
     } else {
         rt->err = ngx_http_malloc_rss_read(fd, rt->ranges, rt->nranges,
-                                           &rt->je, &rt->rss);
+                                           &rt->je, rt->base, top, &rt->rss);
         (void) close(fd);
     }
 
@@ -405,7 +427,8 @@ ngx_http_malloc_apply_rss_done(void *data)
         ngx_http_malloc_board_master_rss(rt->mmcf, &rt->rss);
 
     } else {
-        ngx_http_malloc_board_publish_rss(rt->mmcf, &rt->rss);
+        ngx_http_malloc_board_publish_rss(rt->mmcf, &rt->rss,
+                                          rt->compared ? &rt->maps : NULL);
     }
 }
 

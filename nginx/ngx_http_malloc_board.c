@@ -48,6 +48,8 @@ typedef struct {
     ngx_http_malloc_je_stats_t  stats;
     ngx_http_malloc_rss_t       rss;
     ngx_http_malloc_rss_t       rss_start;
+    ngx_http_malloc_maps_t      maps;       /* of rss, grown since
+                                               rss_start */
     ngx_http_malloc_result_t    results[NGX_HTTP_MALLOC_RING];
     ngx_http_malloc_tally_table_t  *traffic;  /* malloc_traffic on: in the
                                                  zone's slab pool, NULL:
@@ -933,11 +935,14 @@ ngx_http_malloc_board_ranges(ngx_cycle_t *cycle,
 }
 
 
-/* this worker's memory, read from smaps; its first is its start */
+/*
+ * This worker's memory, read from smaps; its first is its start.  maps:
+ * the mappings that grew since, NULL while there is no baseline.
+ */
 
 void
 ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_rss_t *rss)
+    ngx_http_malloc_rss_t *rss, ngx_http_malloc_maps_t *maps)
 {
     ngx_http_malloc_shm_t   *shm;
     ngx_http_malloc_slot_t  *slot;
@@ -957,7 +962,47 @@ ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
         slot->rss_start = *rss;
     }
 
+    if (maps != NULL) {
+        slot->maps = *maps;
+    }
+
     ngx_shmtx_unlock(&shm->shpool->mutex);
+}
+
+
+/*
+ * The mappings that grew in a worker, as it last published them; 0 when
+ * the slot is not that pid's any more (it exited, or was replaced).
+ * Apart from ngx_http_malloc_board_workers(), whose copies of every
+ * worker would carry them on the stack.
+ */
+
+ngx_uint_t
+ngx_http_malloc_board_maps(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t worker, ngx_pid_t pid, ngx_http_malloc_maps_t *maps)
+{
+    ngx_uint_t              same;
+    ngx_http_malloc_shm_t  *shm;
+
+    maps->n = 0;
+
+    if (worker >= NGX_MAX_PROCESSES) {
+        return 0;
+    }
+
+    shm = ngx_http_malloc_board_shm(mmcf);
+
+    ngx_shmtx_lock(&shm->shpool->mutex);
+
+    same = ((ngx_pid_t) shm->sh->ring.peers[worker].pid == pid);
+
+    if (same) {
+        *maps = shm->sh->slots[worker].maps;
+    }
+
+    ngx_shmtx_unlock(&shm->shpool->mutex);
+
+    return same;
 }
 
 

@@ -229,7 +229,9 @@ void ngx_http_malloc_board_publish(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_je_stats_t *stats);
 ngx_int_t ngx_http_malloc_board_lg_sample(ngx_http_malloc_main_conf_t *mmcf);
 void ngx_http_malloc_board_publish_rss(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_rss_t *rss);
+    ngx_http_malloc_rss_t *rss, ngx_http_malloc_maps_t *maps);
+ngx_uint_t ngx_http_malloc_board_maps(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t worker, ngx_pid_t pid, ngx_http_malloc_maps_t *maps);
 ngx_uint_t ngx_http_malloc_board_current(ngx_http_malloc_main_conf_t *mmcf);
 void ngx_http_malloc_board_publish_traffic(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_tally_table_t *table, ngx_log_t *log);
@@ -285,6 +287,9 @@ typedef struct {
     ngx_pid_t                   outside_pid;
     u_char                      outside_text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
                                             /* what grew, in words */
+    ngx_http_malloc_maps_t      outside_maps;
+                                            /* the mappings that grew most
+                                               in that worker */
 } ngx_http_malloc_watch_t;
 
 

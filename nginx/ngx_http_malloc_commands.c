@@ -206,20 +206,23 @@ static json_t *
 ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
 {
     json_t                   *outside;
+    ngx_uint_t                nzones;
     ngx_http_malloc_watch_t   w;
+    ngx_http_malloc_zone_t    zones[NGX_HTTP_MALLOC_RSS_ZONES];
 
     if (mmcf->watch == NULL) {
         return json_null();
     }
 
     ngx_http_malloc_board_watch(mmcf, &w, NULL);
+    nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
 
     /* outside=: its own trigger, on RSS outside the allocator */
 
     outside = json_null();
 
     if (mmcf->watch->outside != 0) {
-        outside = json_pack("{s:I, s:I, s:o, s:I, s:o, s:o, s:o}",
+        outside = json_pack("{s:I, s:I, s:o, s:I, s:o, s:o, s:o, s:o}",
                       "size", (json_int_t) mmcf->watch->outside,
                       "firings", (json_int_t) w.outside_firings,
                       "last_firing",
@@ -234,6 +237,10 @@ ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
                                    : json_null(),
                       "last_text",
                       w.outside_at ? json_string((char *) w.outside_text)
+                                   : json_null(),
+                      "last_mappings",
+                      w.outside_at ? ngx_http_malloc_maps_json(&w.outside_maps,
+                                                               zones, nzones)
                                    : json_null());
     }
 

@@ -973,14 +973,77 @@ ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
 
 
 /*
+ * The mappings that grew most, as a worker found them in its smaps:
+ * [{"start": "0x7f12a0000000", "end": ..., "kind": "anonymous", "name":
+ * "", "rss": N, "grew": N}], and "zone" with a shared zone's name.
+ */
+
+json_t *
+ngx_http_malloc_maps_json(ngx_http_malloc_maps_t *maps,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones)
+{
+    json_t                       *list, *o;
+    uint64_t                      rss, grew;
+    ngx_uint_t                    i, n;
+    ngx_http_malloc_maps_grew_t  *g;
+    u_char                        start[NGX_INT64_LEN + 3];
+    u_char                        end[NGX_INT64_LEN + 3];
+
+    list = json_array();
+    if (list == NULL) {
+        return NULL;
+    }
+
+    n = ngx_min(maps->n, NGX_HTTP_MALLOC_MAPS_TOP);
+
+    for (i = 0; i < n; i++) {
+        g = &maps->m[i];
+
+        *ngx_snprintf(start, sizeof(start) - 1, "0x%xL", g->start) = '\0';
+        *ngx_snprintf(end, sizeof(end) - 1, "0x%xL", g->end) = '\0';
+
+        /* JSON integers */
+        rss = ngx_min(g->rss, (uint64_t) INT64_MAX);
+        grew = ngx_min(g->grew, (uint64_t) INT64_MAX);
+
+        o = json_pack("{s:s, s:s, s:s, s:s%, s:I, s:I}",
+                      "start", (char *) start,
+                      "end", (char *) end,
+                      "kind", ngx_http_malloc_maps_kind(g->kind),
+                      "name", g->name,
+                      ngx_strnlen((u_char *) g->name,
+                                  NGX_HTTP_MALLOC_MAPS_NAME - 1),
+                      "rss", (json_int_t) rss,
+                      "grew", (json_int_t) grew);
+
+        if (o != NULL && g->kind == NGX_HTTP_MALLOC_MAP_ZONE
+            && g->zone >= 0 && (ngx_uint_t) g->zone < nzones)
+        {
+            json_object_set_new(o, "zone",
+                                json_string((char *) zones[g->zone].name));
+        }
+
+        json_array_append_new(list, o);
+    }
+
+    return list;
+}
+
+
+/*
  * A worker's memory from smaps, all of it (the allocator's is a part):
- * rss, rss_start, with "parts" rss_parts, and outside_malloc.
+ * rss, rss_start, with "parts" rss_parts, and outside_malloc, with the
+ * mappings that grew most where it grew outside.
  */
 
 void
 ngx_http_malloc_worker_rss(json_t *j, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones, ngx_uint_t parts)
 {
+    json_t                       *outside;
+    ngx_http_malloc_maps_t        maps;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
     if (j == NULL || w->pid == 0 || w->rss.rss == 0) {
         return;
     }
@@ -994,10 +1057,21 @@ ngx_http_malloc_worker_rss(json_t *j, ngx_http_malloc_worker_t *w,
                             ngx_http_malloc_rss_json(&w->rss, zones, nzones));
     }
 
-    json_object_set_new(j, "outside_malloc",
-                        ngx_http_malloc_outside_json(&w->rss_start, &w->rss,
-                                                     "the worker started",
-                                                     zones, nzones));
+    outside = ngx_http_malloc_outside_json(&w->rss_start, &w->rss,
+                                           "the worker started", zones,
+                                           nzones);
+
+    if (json_is_object(outside)) {
+        mmcf = ngx_http_cycle_get_module_main_conf(ngx_cycle,
+                                                   ngx_http_malloc_module);
+
+        (void) ngx_http_malloc_board_maps(mmcf, w->worker, w->pid, &maps);
+
+        json_object_set_new(outside, "mappings",
+                            ngx_http_malloc_maps_json(&maps, zones, nzones));
+    }
+
+    json_object_set_new(j, "outside_malloc", outside);
 }
 
 

@@ -58,6 +58,8 @@ json_t *ngx_http_malloc_rss_json(ngx_http_malloc_rss_t *rss,
 json_t *ngx_http_malloc_outside_json(ngx_http_malloc_rss_t *from,
     ngx_http_malloc_rss_t *to, const char *since,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+json_t *ngx_http_malloc_maps_json(ngx_http_malloc_maps_t *maps,
+    ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
 void ngx_http_malloc_worker_rss(json_t *j, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones, ngx_uint_t parts);
 json_t *ngx_http_malloc_master_json(ngx_http_malloc_main_conf_t *mmcf,

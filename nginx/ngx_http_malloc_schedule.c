@@ -677,7 +677,12 @@ ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
 }
 
 
-/* the firing in the log at notice, and in the watch's state */
+/*
+ * The firing in the log at notice, and in the watch's state: the parts
+ * that grew, and the mappings that grew most as that worker found them
+ * in its own smaps (no other process may read it once nginx dropped
+ * root), both since the worker started.
+ */
 
 static void
 ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
@@ -689,6 +694,7 @@ ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_zone_t     zones[NGX_HTTP_MALLOC_RSS_ZONES];
     const char                *names[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_worker_t   ws[NGX_HTTP_MALLOC_WATCHED];
+    char                       maps[NGX_HTTP_MALLOC_MAPS_TEXT_LEN];
 
     n = NGX_HTTP_MALLOC_WATCHED;
     (void) ngx_http_malloc_board_workers(sn->mmcf, 0, ws, &n);
@@ -721,10 +727,22 @@ ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
                     sizeof(w->outside_text));
     }
 
+    (void) ngx_http_malloc_board_maps(sn->mmcf, worker, wk->pid,
+                                      &w->outside_maps);
+
+    if (ngx_http_malloc_maps_text(&w->outside_maps, "the worker started",
+                                  names, nzones, maps)
+        == 0)
+    {
+        (void) ngx_cpystrn((u_char *) maps, (u_char *) "No mapping grew by "
+                           "a MiB or more since the worker started.",
+                           sizeof(maps));
+    }
+
     ngx_log_error(NGX_LOG_NOTICE, log, 0,
                   "RSS outside malloc grew by %uz bytes in worker %ui "
-                  "(pid %P): %s", grew, wk->worker, wk->pid,
-                  w->outside_text);
+                  "(pid %P): %s %s", grew, wk->worker, wk->pid,
+                  w->outside_text, maps);
 }
 
 

@@ -11,7 +11,8 @@
  * anywhere; hostile input (cut lines, huge numbers, nonsense) must
  * saturate and never overflow.  Every buffer handed to the code under
  * test is allocated to its exact size, so that ASan reports any read past
- * the end.
+ * the end.  The mappings that grew (ngx_http_malloc_maps.c) through the
+ * same parser: no change must name none, as hard as a change names it.
  */
 
 
@@ -83,6 +84,23 @@ static void test_read(void);
 static void test_outside(void);
 static void test_sentence(void);
 static void test_untouched(void);
+static void maps_feed(const char *text, size_t piece,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top);
+static char *maps_many(size_t n, const char *extra);
+static void test_maps_same(void);
+static void test_maps_grown(void);
+static void test_maps_merged(void);
+static void test_maps_split(void);
+static void test_maps_replaced(void);
+static void test_maps_top(void);
+static void test_maps_bounded(void);
+static void test_maps_hostile(void);
+static void test_maps_text(void);
+
+
+/* a baseline is big: one for every test */
+static ngx_http_malloc_maps_base_t  base;
 
 
 /* fed in two pieces cut at "cut" (0: whole), each an exact copy */
@@ -375,18 +393,19 @@ test_read(void)
 
     close(fds[1]);
 
-    is_int(ngx_http_malloc_rss_read(fds[0], worker_zones, 2, &je, &r), 0,
-           "read: returns 0");
+    is_int(ngx_http_malloc_rss_read(fds[0], worker_zones, 2, &je, NULL, NULL,
+                                    &r),
+           0, "read: returns 0");
     ok(memcmp(&r, &whole, sizeof(r)) == 0, "read: the same parts");
     close(fds[0]);
 
-    is_int(ngx_http_malloc_rss_read(-1, NULL, 0, NULL, &r), EBADF,
-           "read: a bad fd gives its errno");
+    is_int(ngx_http_malloc_rss_read(-1, NULL, 0, NULL, NULL, NULL, &r),
+           EBADF, "read: a bad fd gives its errno");
 
     /* this very process, as the kernel writes it */
     fds[0] = open("/proc/self/smaps", O_RDONLY);
-    is_int(ngx_http_malloc_rss_read(fds[0], NULL, 0, &je, &r), 0,
-           "read: /proc/self/smaps");
+    is_int(ngx_http_malloc_rss_read(fds[0], NULL, 0, &je, NULL, NULL, &r),
+           0, "read: /proc/self/smaps");
     ok(r.mappings > 10 && r.flawed == 0 && r.rss > 1 * MB && r.stack > 0
        && r.file > 0, "read: a real smaps makes sense (%u mappings)",
        (unsigned) r.mappings);
@@ -579,6 +598,476 @@ test_untouched(void)
 }
 
 
+/*
+ * Fed in pieces of "piece" bytes (0: whole), each an exact copy; top NULL
+ * takes the baseline
+ */
+
+static void
+maps_feed(const char *text, size_t piece,
+    const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
+    ngx_http_malloc_maps_base_t *b, ngx_http_malloc_maps_t *top)
+{
+    char                          *a;
+    size_t                         i, n, len;
+    ngx_http_malloc_rss_t          r;
+    ngx_http_malloc_rss_parser_t   p;
+
+    len = strlen(text);
+
+    ngx_http_malloc_rss_init(&p, ranges, nranges);
+    ngx_http_malloc_rss_maps(&p, b, top);
+
+    for (i = 0; i < len; i += n) {
+        n = (piece == 0 || piece > len - i) ? len - i : piece;
+        a = malloc(n);
+        memcpy(a, text + i, n);
+        ngx_http_malloc_rss_feed(&p, a, n);
+        free(a);
+    }
+
+    ngx_http_malloc_rss_done(&p, NULL, &r);
+}
+
+
+/* n anonymous mappings of 1 to n kB, 64 kB apart, then "extra" */
+
+static char *
+maps_many(size_t n, const char *extra)
+{
+    char    *text, *p;
+    size_t   i, size;
+
+    size = n * 64 + strlen(extra) + 1;
+    text = malloc(size);
+    p = text;
+
+    for (i = 0; i < n; i++) {
+        p += sprintf(p, "%lx-%lx rw-p 0 00:00 0\nRss: %lu kB\n",
+                     0x10000000UL + i * 0x10000UL,
+                     0x10000000UL + i * 0x10000UL + 0x8000UL,
+                     (unsigned long) (i + 1));
+    }
+
+    strcpy(p, extra);
+
+    return text;
+}
+
+
+/* the same smaps again, whole or in pieces: nothing grew */
+
+static void
+test_maps_same(void)
+{
+    size_t                  piece;
+    ngx_http_malloc_maps_t  top;
+
+    maps_feed(worker_smaps, 0, worker_zones, 2, &base, NULL);
+    ok(base.ready && base.left == 0, "baseline: taken, nothing left out");
+    /* every mapping with Rss but [vvar]'s and [vsyscall]'s 0 */
+    is_int((long) base.n, 15, "baseline: the 15 resident mappings");
+
+    for (piece = 0; piece < 80; piece = piece ? piece * 3 : 1) {
+        top.n = 99;
+        maps_feed(worker_smaps, piece, worker_zones, 2, &base, &top);
+        is_int((long) top.n, 0, "the same smaps (pieces of %zu): none grew",
+               piece);
+    }
+
+    memset(&top, 0, sizeof(top));
+    maps_feed(MAP("7f0000000000-7f0004000000", "rw-p", "", "65536"),
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 1, "a baseline compared after it is ready");
+
+    ngx_http_malloc_maps_begin(&base);
+    maps_feed(MAP("7f0000000000-7f0004000000", "rw-p", "", "65536"),
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "a baseline not taken: nothing compared");
+
+    /* shrinking is no growth */
+
+    maps_feed(MAP("7f0000000000-7f0004000000", "rw-p", "", "65536"),
+              0, NULL, 0, &base, NULL);
+    maps_feed(MAP("7f0000000000-7f0004000000", "rw-p", "", "1024"),
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "a mapping that shrank: none grew");
+}
+
+
+static void
+test_maps_grown(void)
+{
+    ngx_http_malloc_maps_t  top;
+    static const char       grown[] =
+        MAP("5613406d8000-5613406fb000", "r--p", "/usr/sbin/nginx", "140")
+        MAP("561341000000-561341200000", "rw-p", "[heap]", "8")
+        MAP("7f79fd400000-7f79fd500000", "rw-p", "", "700")
+        MAP("7f79fe000000-7f79fe800000", "rw-p", "", "916")
+        MAP("7ffe3a83b000-7ffe3a85c000", "rw-p", "[stack]", "132");
+    static const char       more[] =
+        MAP("5613406d8000-5613406fb000", "r--p", "/usr/sbin/nginx", "140")
+        /* brk(): the heap's end moved up */
+        MAP("561341000000-561343200000", "rw-p", "[heap]", "32776")
+        MAP("7f79fd400000-7f79fd500000", "rw-p", "", "700")
+        /* 4 MiB more touched in place */
+        MAP("7f79fe000000-7f79fe800000", "rw-p", "", "5012")
+        /* new: 64 MiB of a library's own mmap() */
+        MAP("7f7a00000000-7f7a04000000", "rw-p", "", "65536")
+        /* less than a MiB: no news */
+        MAP("7f7b00000000-7f7b00100000", "rw-p", "", "1020")
+        MAP("7ffe3a83b000-7ffe3a85c000", "rw-p", "[stack]", "1156");
+
+    maps_feed(grown, 0, NULL, 0, &base, NULL);
+    maps_feed(more, 0, NULL, 0, &base, &top);
+
+    is_int((long) top.n, 4, "grown: four grew by a MiB or more");
+    ok(top.m[0].start == 0x7f7a00000000 && top.m[0].end == 0x7f7a04000000
+       && top.m[0].grew == 64 * MB && top.m[0].rss == 64 * MB
+       && top.m[0].kind == NGX_HTTP_MALLOC_MAP_ANONYMOUS
+       && top.m[0].name[0] == '\0' && top.m[0].zone == -1,
+       "the new mapping first, its whole RSS, its range");
+    ok(top.m[1].start == 0x561341000000 && top.m[1].end == 0x561343200000
+       && top.m[1].grew == 32 * MB
+       && top.m[1].kind == NGX_HTTP_MALLOC_MAP_HEAP
+       && strcmp(top.m[1].name, "[heap]") == 0,
+       "the heap, by its name though its end moved");
+    ok(top.m[2].start == 0x7f79fe000000 && top.m[2].grew == 4 * MB
+       && top.m[2].rss == 5012 * KB,
+       "a mapping touched in place: only what it gained");
+    ok(top.m[3].kind == NGX_HTTP_MALLOC_MAP_STACK && top.m[3].grew == MB
+       && strcmp(top.m[3].name, "[stack]") == 0,
+       "the stack, by exactly the floor");
+}
+
+
+/*
+ * The kernel merges a new anonymous mapping with its neighbour of the
+ * same flags: the merged one grew by the new part
+ */
+
+static void
+test_maps_merged(void)
+{
+    ngx_http_malloc_maps_t  top;
+
+    maps_feed(MAP("7f79f0000000-7f79f0100000", "rw-p", "", "700")
+              MAP("7f79fe000000-7f79fe800000", "rw-p", "", "916"),
+              0, NULL, 0, &base, NULL);
+
+    /* mapped just below, top-down as mmap() places it: merged */
+
+    maps_feed(MAP("7f79f0000000-7f79f0100000", "rw-p", "", "700")
+              MAP("7f79fa000000-7f79fe800000", "rw-p", "", "66452"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].start == 0x7f79fa000000
+       && top.m[0].end == 0x7f79fe800000 && top.m[0].grew == 64 * MB,
+       "merged below: the merged range, grown by the new part");
+
+    /* two remembered mappings and the gap between, merged */
+
+    maps_feed(MAP("7f79f0000000-7f79fe800000", "rw-p", "", "3664"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].grew == 2048 * KB,
+       "two merged with a gap: grown by the gap's 2 MiB");
+
+    /* the same merge, but less in all: none */
+
+    maps_feed(MAP("7f79f0000000-7f79fe800000", "rw-p", "", "1616"),
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "merged, no more RSS: none grew");
+}
+
+
+/* mprotect() on part of a mapping splits it */
+
+static void
+test_maps_split(void)
+{
+    ngx_http_malloc_maps_t  top;
+
+    maps_feed(MAP("7f0000000000-7f0000800000", "rw-p", "", "8192"),
+              0, NULL, 0, &base, NULL);
+
+    maps_feed(MAP("7f0000000000-7f0000400000", "rw-p", "", "4096")
+              MAP("7f0000400000-7f0000800000", "rw-p", "", "4096"),
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "split in two, no more RSS: none grew");
+
+    maps_feed(MAP("7f0000000000-7f0000400000", "rw-p", "", "4096")
+              MAP("7f0000400000-7f0000800000", "rw-p", "", "4096")
+              MAP("7f0000800000-7f0001000000", "rw-p", "", "6144"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].start == 0x7f0000800000
+       && top.m[0].grew == 6 * MB,
+       "split, and grown past its old end: the new part");
+
+    /* a half that holds it all: by length, half of the old RSS is its */
+
+    maps_feed(MAP("7f0000000000-7f0000400000", "rw-p", "", "8192")
+              MAP("7f0000400000-7f0000800000", "rw-p", "", "0"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].grew == 4 * MB,
+       "split unevenly: told by the share of length (%llu)",
+       (unsigned long long) (top.n ? top.m[0].grew : 0));
+}
+
+
+/* another mapping at the address of one remembered is new */
+
+static void
+test_maps_replaced(void)
+{
+    ngx_http_malloc_maps_t                    top;
+    static const ngx_http_malloc_rss_range_t  replaced_zone[] = {
+        { 0x7f0001000000, 8 * MB }
+    };
+
+    maps_feed(MAP("7f0000000000-7f0000800000", "r--p", "/var/x.db", "8192")
+              MAP("7f0001000000-7f0001800000", "rw-s",
+                  "/dev/zero (deleted)", "2048"),
+              0, NULL, 0, &base, NULL);
+
+    maps_feed(MAP("7f0000000000-7f0000800000", "rw-p", "", "8192")
+              MAP("7f0001000000-7f0001800000", "rw-s",
+                  "/dev/zero (deleted)", "2048"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].grew == 8 * MB
+       && top.m[0].kind == NGX_HTTP_MALLOC_MAP_ANONYMOUS,
+       "anonymous memory where a file was: all of it new");
+
+    maps_feed(MAP("7f0000000000-7f0000800000", "r--p", "/var/y.db", "8192")
+              MAP("7f0001000000-7f0001800000", "rw-s",
+                  "/dev/zero (deleted)", "3072"),
+              0, NULL, 0, &base, &top);
+    ok(top.n == 2 && top.m[0].grew == 8 * MB
+       && top.m[0].kind == NGX_HTTP_MALLOC_MAP_FILE
+       && strcmp(top.m[0].name, "/var/y.db") == 0
+       && top.m[1].grew == MB && top.m[1].kind == NGX_HTTP_MALLOC_MAP_SHARED,
+       "another file there: new; the shared mapping: what it gained");
+
+    /* the kind is part of the name: a zone is not the mapping it was */
+
+    maps_feed(MAP("7f0000000000-7f0000800000", "r--p", "/var/x.db", "8192")
+              MAP("7f0001000000-7f0001800000", "rw-s",
+                  "/dev/zero (deleted)", "5120"),
+              0, replaced_zone, 1, &base, &top);
+    ok(top.n == 1 && top.m[0].kind == NGX_HTTP_MALLOC_MAP_ZONE
+       && top.m[0].zone == 0 && top.m[0].grew == 5 * MB,
+       "a range known as a zone now: another mapping, all of it new");
+}
+
+
+/* the most first, five at most */
+
+static void
+test_maps_top(void)
+{
+    int                     i, sorted;
+    char                   *text, *p;
+    ngx_http_malloc_maps_t  top;
+
+    maps_feed("", 0, NULL, 0, &base, NULL);
+    is_int((long) base.n, 0, "an empty baseline");
+
+    text = malloc(8 * 64);
+    p = text;
+
+    for (i = 0; i < 8; i++) {
+        /* 2 to 9 MiB, in an order that is not theirs */
+        p += sprintf(p, "7f%02x00000000-7f%02x04000000 rw-p 0 00:00 0\n"
+                     "Rss: %d kB\n", i, i, ((i * 5) % 8 + 2) * 1024);
+    }
+
+    maps_feed(text, 0, NULL, 0, &base, &top);
+    free(text);
+
+    is_int((long) top.n, NGX_HTTP_MALLOC_MAPS_TOP, "eight grew: five named");
+
+    sorted = 1;
+
+    for (i = 0; i < (int) top.n; i++) {
+        sorted &= (top.m[i].grew == (uint64_t) (9 - i) * MB);
+    }
+
+    ok(sorted, "the five that grew most, most first");
+}
+
+
+/* more resident mappings than a baseline keeps */
+
+static void
+test_maps_bounded(void)
+{
+    char                    *text;
+    uint32_t                 i, least;
+    ngx_http_malloc_maps_t   top;
+
+    text = maps_many(2000, "");
+    maps_feed(text, 0, NULL, 0, &base, NULL);
+
+    is_int((long) base.n, NGX_HTTP_MALLOC_MAPS_BASE,
+           "2000 mappings: the table is full");
+    is_int((long) base.left, 2000 - NGX_HTTP_MALLOC_MAPS_BASE,
+           "and says how many it left out");
+    is_int((long) base.left_max, (long) ((2000 - NGX_HTTP_MALLOC_MAPS_BASE)
+                                         * KB),
+           "and the most RSS of those");
+
+    least = UINT32_MAX;
+
+    for (i = 0; i < base.n; i++) {
+        if (base.e[i].rss / KB < least) {
+            least = base.e[i].rss / KB;
+        }
+    }
+
+    is_int((long) least, 2000 - NGX_HTTP_MALLOC_MAPS_BASE + 1,
+           "it kept the largest");
+
+    for (i = 1; i < base.n && base.e[i - 1].start < base.e[i].start; i++) {
+        /* void */
+    }
+
+    is_int((long) i, (long) base.n, "in address order");
+
+    maps_feed(text, 0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "the same 2000: none grew, left out or not");
+    free(text);
+
+    text = maps_many(2000, MAP("7f7a00000000-7f7a04000000", "rw-p", "",
+                               "65536"));
+    maps_feed(text, 0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].start == 0x7f7a00000000
+       && top.m[0].grew == 64 * MB - base.left_max,
+       "a new 64 MiB among them: found, short by the most left out");
+    free(text);
+}
+
+
+static void
+test_maps_hostile(void)
+{
+    size_t                  i;
+    int                     printable;
+    char                   *text;
+    ngx_http_malloc_maps_t  top;
+    char                    path[600];
+
+    /* out of order, overlapping, a header with no Rss, two Rss lines */
+
+    maps_feed("7f0000400000-7f0000800000 rw-p 0 00:00 0\nRss: 4096 kB\n"
+              "7f0000000000-7f0000600000 rw-p 0 00:00 0\nRss: 1024 kB\n"
+              "7f0001000000-7f0002000000 rw-p 0 00:00 0\n"
+              "7f0003000000-7f0004000000 rw-p 0 00:00 0\n"
+              "Rss: 1024 kB\nRss: 1024 kB\n"
+              "7f0005000000-7f0004000000 rw-p 0 00:00 0\nRss: 9 kB\n",
+              0, NULL, 0, &base, NULL);
+    ok(base.ready && base.n == 3, "nonsense: a baseline all the same (%u)",
+       base.n);
+
+    maps_feed("7f0003000000-7f0004000000 rw-p 0 00:00 0\n"
+              "Rss: 1024 kB\nRss: 1024 kB\n",
+              0, NULL, 0, &base, &top);
+    is_int((long) top.n, 0, "a mapping's Rss lines add up");
+
+    maps_feed("1000-2000 rw-p 0 00:00 0\n"
+              "Rss: 99999999999999999999999999999999 kB\n",
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].grew == NGX_HTTP_MALLOC_RSS_MAX,
+       "a huge Rss saturates");
+
+    /* the three remembered held 7168 kB */
+
+    maps_feed("0-ffffffffffffffff rw-p 0 00:00 0\nRss: 9216 kB\n",
+              0, NULL, 0, &base, &top);
+    ok(top.n == 1 && top.m[0].grew == 2 * MB,
+       "a range over everything: less all it covers (%llu)",
+       (unsigned long long) (top.n ? top.m[0].grew : 0));
+
+    /* a long name keeps its end; every byte printable */
+
+    memset(path, 'a', sizeof(path));
+    memcpy(path, "/x\001\"q\\", 6);
+    memcpy(path + 590, "/lib.so\n", 9);
+    path[sizeof(path) - 1] = '\0';
+
+    text = malloc(sizeof(path) + 128);
+    sprintf(text, "1000-200000 r--p 0 00:00 0 %s"
+            "Rss: 2000 kB\n7000-8000 rw-p 0 00:00 0 /a\"\\\001\n"
+            "Rss: 1500 kB\n", path);
+
+    maps_feed("", 0, NULL, 0, &base, NULL);
+    maps_feed(text, 1, NULL, 0, &base, &top);
+    free(text);
+
+    printable = 1;
+
+    for (i = 0; top.n == 2 && top.m[1].name[i] != '\0'; i++) {
+        printable &= (top.m[1].name[i] >= 0x20 && top.m[1].name[i] < 0x7f
+                      && top.m[1].name[i] != '"'
+                      && top.m[1].name[i] != '\\');
+    }
+
+    ok(top.n == 2 && strcmp(top.m[1].name, "/a???") == 0 && printable,
+       "quotes, backslashes and control bytes: '?' (%s)",
+       top.n == 2 ? top.m[1].name : "");
+    ok(top.n == 2 && strlen(top.m[0].name) == NGX_HTTP_MALLOC_MAPS_NAME - 1
+       && strncmp(top.m[0].name, "...", 3) == 0,
+       "an overlong name: its end, marked (%s)",
+       top.n == 2 ? top.m[0].name : "");
+}
+
+
+static void
+test_maps_text(void)
+{
+    size_t                  n;
+    ngx_http_malloc_maps_t  top;
+    char                    text[NGX_HTTP_MALLOC_MAPS_TEXT_LEN];
+    static const char      *names[] = { "one", "t\"wo" };
+
+    maps_feed(worker_smaps, 0, worker_zones, 2, &base, NULL);
+    maps_feed(worker_smaps, 0, worker_zones, 2, &base, &top);
+
+    n = ngx_http_malloc_maps_text(&top, "the worker started", names, 2,
+                                  text);
+    ok(n == 0 && text[0] == '\0', "none grew: no words");
+
+    maps_feed(MAP("5613406d8000-5613406fb000", "r--p", "/usr/sbin/nginx",
+                  "2188")
+              MAP("7f79fd600000-7f79fe000000", "rw-s", "/dev/zero (deleted)",
+                  "2060")
+              MAP("7f79fea9b000-7f79feb3e000", "rw-s", "/dev/zero (deleted)",
+                  "3136")
+              MAP("7f79ff840000-7f79ff850000", "rw-p", "[anon:lua]", "1056")
+              MAP("7f7a00000000-7f7a0b600000", "rw-p", "", "186368"),
+              0, worker_zones, 2, &base, &top);
+
+    n = ngx_http_malloc_maps_text(&top, "the worker started", names, 2,
+                                  text);
+
+    is_int((long) n, (long) strlen(text), "words: their length");
+    is_str(text, "Mappings that grew most since the worker started: "
+           "anonymous 7f7a00000000-7f7a0b600000 +182.0 MiB, "
+           "shared zone \"t?wo\" 7f79fea9b000-7f79feb3e000 +3.0 MiB, "
+           "/usr/sbin/nginx 5613406d8000-5613406fb000 +2.0 MiB, "
+           "shared zone \"one\" 7f79fd600000-7f79fe000000 +2.0 MiB, "
+           "anonymous [anon:lua] 7f79ff840000-7f79ff850000 +1.0 MiB.",
+           "words: each mapping, named as an operator finds it");
+    ok(top.m[1].kind == NGX_HTTP_MALLOC_MAP_ZONE && top.m[1].zone == 1,
+       "a zone by its range");
+
+    n = ngx_http_malloc_maps_text(&top, "x", NULL, 0, text);
+    ok(n > 0 && strstr(text, "shared zone /dev/zero (deleted) 7f79fe")
+       != NULL, "zones without names: the mapping's");
+
+    is_str(ngx_http_malloc_maps_kind(NGX_HTTP_MALLOC_MAP_FILE), "file",
+           "kinds: file");
+    is_str(ngx_http_malloc_maps_kind(-1), "", "kinds: none for nonsense");
+}
+
+
 int
 main(void)
 {
@@ -591,6 +1080,15 @@ main(void)
     test_outside();
     test_sentence();
     test_untouched();
+    test_maps_same();
+    test_maps_grown();
+    test_maps_merged();
+    test_maps_split();
+    test_maps_replaced();
+    test_maps_top();
+    test_maps_bounded();
+    test_maps_hostile();
+    test_maps_text();
 
     return done_testing();
 }
