@@ -15,7 +15,9 @@
  * The shm mutex guards copies in and out only: never mallctl, file I/O or
  * dumps.
  *
- * Owns: the zone's layout, the eventfds, the once-a-second timer.  Calls:
+ * Owns: the zone's layout (the features' parts in it are theirs, read
+ * and written between ngx_http_malloc_board_lock() and _unlock()), the
+ * eventfds, the once-a-second timer.  Calls:
  * the pure ring (when an entry is spent), the jemalloc wrapper (the first
  * desired state), and up only through the hooks that were registered
  * with ngx_http_malloc_board_hook().
@@ -33,6 +35,8 @@
 #include "ngx_http_malloc_board.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_ring.h"
+#include "ngx_http_malloc_schedule.h"
+#include "ngx_http_malloc_export.h"
 
 
 #define NGX_HTTP_MALLOC_HOOKS        4
@@ -66,16 +70,16 @@ typedef struct {
     ngx_uint_t                  prof_active; /* desired state */
     ngx_msec_t                  active_until;  /* 0: no duration */
     ngx_int_t                   lg_sample;   /* of the last reset, or -1 */
-    time_t                      snapshot_next; /* 0: not scheduled */
-    ngx_uint_t                  snapshot_failed;
+    ngx_uint_t                  switches;    /* of prof_active */
     ngx_uint_t                  recorded;    /* the last generation whose
                                                 first worker came up */
     ngx_http_malloc_gen_t       gens[NGX_HTTP_MALLOC_GENERATIONS];
-    ngx_http_malloc_watch_t     watch;
+    ngx_http_malloc_watch_t     watch;       /* the features' parts */
+    ngx_http_malloc_schedule_part_t  schedule;
     ngx_uint_t                  nzones;      /* of the generation */
     ngx_http_malloc_zone_t      zones[NGX_HTTP_MALLOC_RSS_ZONES];
     ngx_http_malloc_master_t    master;
-    ngx_http_malloc_export_state_t  export;
+    ngx_http_malloc_export_state_t   export;
     ngx_http_malloc_slot_t      slots[NGX_MAX_PROCESSES];
 } ngx_http_malloc_shctx_t;
 
@@ -583,7 +587,7 @@ ngx_http_malloc_board_put(ngx_http_malloc_shctx_t *sh,
     if (cmd->kind == NGX_HTTP_MALLOC_CMD_ACTIVE) {
         if (sh->prof_active != (ngx_uint_t) cmd->arg) {
             /* on again, however soon: the schedule starts afresh */
-            sh->snapshot_next = 0;
+            sh->switches++;
         }
 
         sh->prof_active = cmd->arg;
@@ -1373,70 +1377,6 @@ ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
 
 
 /*
- * 1 when a snapshot is due now and this worker takes it; "every" 0
- * (profiling off) unschedules, so that profiling on again starts a fresh
- * interval.  No loop: a clock jump moves the schedule in one step.
- */
-
-ngx_uint_t
-ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf, time_t now,
-    time_t every)
-{
-    ngx_uint_t              due;
-    ngx_http_malloc_shm_t  *shm;
-
-    shm = ngx_http_malloc_board_shm(mmcf);
-    due = 0;
-
-    ngx_shmtx_lock(&shm->shpool->mutex);
-
-    if (every == 0) {
-        shm->sh->snapshot_next = 0;
-
-    } else if (shm->sh->snapshot_next == 0) {
-        /* the first interval starts when profiling is first seen on */
-        shm->sh->snapshot_next = now + every;
-
-    } else if (now >= shm->sh->snapshot_next) {
-        shm->sh->snapshot_next += ((now - shm->sh->snapshot_next) / every + 1)
-                                  * every;
-        due = 1;
-    }
-
-    ngx_shmtx_unlock(&shm->shpool->mutex);
-
-    return due;
-}
-
-
-time_t
-ngx_http_malloc_board_next_snapshot(ngx_http_malloc_main_conf_t *mmcf)
-{
-    return ngx_http_malloc_board_shm(mmcf)->sh->snapshot_next;
-}
-
-
-/* records whether the last snapshot failed; returns what was recorded */
-
-ngx_uint_t
-ngx_http_malloc_board_snapshot_failed(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_uint_t failed)
-{
-    ngx_uint_t              was;
-    ngx_http_malloc_shm_t  *shm;
-
-    shm = ngx_http_malloc_board_shm(mmcf);
-
-    ngx_shmtx_lock(&shm->shpool->mutex);
-    was = shm->sh->snapshot_failed;
-    shm->sh->snapshot_failed = failed;
-    ngx_shmtx_unlock(&shm->shpool->mutex);
-
-    return was;
-}
-
-
-/*
  * 1 for the first worker of the current generation to ask: it records
  * the generation (the heap it inherited is the master's after the
  * reload).  A worker respawned later is not the first.
@@ -1518,11 +1458,9 @@ ngx_http_malloc_board_generations(ngx_http_malloc_main_conf_t *mmcf,
 }
 
 
-/* malloc_watch's state: copied out into *get, or in from *set */
-
-void
-ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_watch_t *get, ngx_http_malloc_watch_t *set)
+void *
+ngx_http_malloc_board_lock(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t part)
 {
     ngx_http_malloc_shm_t  *shm;
 
@@ -1530,72 +1468,29 @@ ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
 
     ngx_shmtx_lock(&shm->shpool->mutex);
 
-    if (get != NULL) {
-        *get = shm->sh->watch;
-    }
+    switch (part) {
 
-    if (set != NULL) {
-        shm->sh->watch = *set;
-    }
+    case NGX_HTTP_MALLOC_PART_WATCH:
+        return &shm->sh->watch;
 
-    ngx_shmtx_unlock(&shm->shpool->mutex);
+    case NGX_HTTP_MALLOC_PART_SCHEDULE:
+        return &shm->sh->schedule;
+
+    default: /* NGX_HTTP_MALLOC_PART_EXPORT */
+        return &shm->sh->export;
+    }
 }
 
 
 void
-ngx_http_malloc_board_export_add(ngx_http_malloc_main_conf_t *mmcf,
-    const ngx_http_malloc_export_state_t *delta)
+ngx_http_malloc_board_unlock(ngx_http_malloc_main_conf_t *mmcf)
 {
-    ngx_http_malloc_shm_t           *shm;
-    ngx_http_malloc_export_state_t  *st;
-
-    shm = ngx_http_malloc_board_shm(mmcf);
-
-    ngx_shmtx_lock(&shm->shpool->mutex);
-
-    st = &shm->sh->export;
-
-    st->sent += delta->sent;
-    st->failed += delta->failed;
-    st->dropped += delta->dropped;
-    st->bytes += delta->bytes;
-    st->queued += delta->queued;
-
-    if (st->queued < 0) {
-        /* a reload cannot make it so, but a reader must never see it */
-        st->queued = 0;
-    }
-
-    if (delta->last_success != 0) {
-        st->last_success = delta->last_success;
-    }
-
-    if (delta->last_error != 0) {
-        st->last_error = delta->last_error;
-        ngx_memcpy(st->reason, delta->reason, NGX_HTTP_MALLOC_EXPORT_REASON);
-    }
-
-    st->capped += delta->capped;
-
-    if (delta->last_capped != 0) {
-        st->last_capped = delta->last_capped;
-        st->capped_stacks = delta->capped_stacks;
-        st->capped_folded = delta->capped_folded;
-    }
-
-    ngx_shmtx_unlock(&shm->shpool->mutex);
+    ngx_shmtx_unlock(&ngx_http_malloc_board_shm(mmcf)->shpool->mutex);
 }
 
 
-void
-ngx_http_malloc_board_export_get(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_export_state_t *state)
+ngx_uint_t
+ngx_http_malloc_board_switches(ngx_http_malloc_main_conf_t *mmcf)
 {
-    ngx_http_malloc_shm_t  *shm;
-
-    shm = ngx_http_malloc_board_shm(mmcf);
-
-    ngx_shmtx_lock(&shm->shpool->mutex);
-    *state = shm->sh->export;
-    ngx_shmtx_unlock(&shm->shpool->mutex);
+    return ngx_http_malloc_board_shm(mmcf)->sh->switches;
 }

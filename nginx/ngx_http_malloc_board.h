@@ -116,29 +116,6 @@ typedef struct {
 } ngx_http_malloc_worker_t;
 
 
-/* the longest reason of an export's failure kept */
-#define NGX_HTTP_MALLOC_EXPORT_REASON  160
-
-
-/* malloc_export's counts, for every worker to read; kept across reloads */
-typedef struct {
-    uint64_t                    sent;       /* requests accepted */
-    uint64_t                    failed;     /* attempts that failed */
-    uint64_t                    dropped;    /* requests given up */
-    uint64_t                    bytes;      /* of the requests sent */
-    ngx_int_t                   queued;     /* waiting, every process */
-    time_t                      last_success;   /* 0: never */
-    time_t                      last_error;     /* 0: never */
-    u_char                      reason[NGX_HTTP_MALLOC_EXPORT_REASON];
-    uint64_t                    capped;     /* requests built with more
-                                               stacks than a profile may
-                                               have samples */
-    time_t                      last_capped;    /* 0: never */
-    uint64_t                    capped_stacks;  /* the last one's stacks */
-    uint64_t                    capped_folded;  /* and those folded */
-} ngx_http_malloc_export_state_t;
-
-
 /* longest name of a shared zone kept, as its mapping is told apart */
 #define NGX_HTTP_MALLOC_ZONE_NAME    63
 
@@ -240,62 +217,6 @@ ngx_http_malloc_tally_table_t *ngx_http_malloc_board_traffic(
 ngx_uint_t ngx_http_malloc_board_expire(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log);
 
-/* the longest reason kept of a firing that wrote no snapshot */
-#define NGX_HTTP_MALLOC_WATCH_WHY    160
-
-/* the workers whose growth malloc_watch follows one by one */
-#define NGX_HTTP_MALLOC_WATCHED      64
-
-
-/* what malloc_watch remembers, across reloads */
-typedef struct {
-    size_t                      baseline;   /* total allocated, 0: none */
-    size_t                      worker[NGX_HTTP_MALLOC_WATCHED];
-                                            /* each worker's baseline */
-    size_t                      peak;       /* of the last peak snapshot */
-    ngx_msec_t                  until;      /* a firing's sampling ends */
-    ngx_msec_t                  base_at;    /* its heaps are recorded */
-    ngx_uint_t                  fired;      /* sampling for a firing */
-    ngx_uint_t                  based;      /* the recording was taken */
-    size_t                      grew;       /* by how much it fired */
-    ngx_uint_t                  generation; /* the workers the baselines */
-    ngx_uint_t                  fresh;      /* are of, and how many */
-    ngx_msec_t                  changed_at; /* a reload was first seen */
-
-    /* what GET <loc>/ shows of it */
-    ngx_uint_t                  firings;    /* growths and peaks seen */
-    time_t                      fired_at;   /* the last, 0: none */
-    ngx_uint_t                  snapshots;  /* written for them */
-    time_t                      snapshot_at;
-    u_char                      snapshot[NGX_HTTP_MALLOC_NAME_MAX + 1];
-                                            /* the last written, "": none */
-    time_t                      failed_at;  /* the last firing that wrote
-                                               no snapshot, 0: none */
-    u_char                      failure[NGX_HTTP_MALLOC_WATCH_WHY];
-                                            /* why, said once at warn */
-
-    /*
-     * outside=: each worker's RSS beyond the allocator's own figure, less
-     * than 0 where jemalloc counts pages the kernel does not
-     */
-    int64_t                     outside[NGX_HTTP_MALLOC_WATCHED];
-                                            /* its baseline, 0: none */
-    ngx_uint_t                  outside_firings;
-    time_t                      outside_at; /* the last, 0: none */
-    size_t                      outside_grew;
-    ngx_uint_t                  outside_worker;
-    ngx_pid_t                   outside_pid;
-    u_char                      outside_text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
-                                            /* what grew, in words */
-    ngx_http_malloc_maps_t      outside_maps;
-                                            /* the mappings that grew most
-                                               in that worker */
-} ngx_http_malloc_watch_t;
-
-
-void ngx_http_malloc_board_watch(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_watch_t *get, ngx_http_malloc_watch_t *set);
-
 /* the master's generations */
 ngx_uint_t ngx_http_malloc_board_first(ngx_http_malloc_main_conf_t *mmcf);
 void ngx_http_malloc_board_record(ngx_http_malloc_main_conf_t *mmcf,
@@ -313,21 +234,27 @@ void ngx_http_malloc_board_master_rss(ngx_http_malloc_main_conf_t *mmcf,
 ngx_uint_t ngx_http_malloc_board_master(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_master_t *master, ngx_http_malloc_zone_t *zones);
 
-/* the snapshot schedule */
-/*
- * Adds the counts of "delta" (queued may be negative); a non-zero
- * last_success or last_error, with its reason, replaces the one kept.
- */
-void ngx_http_malloc_board_export_add(ngx_http_malloc_main_conf_t *mmcf,
-    const ngx_http_malloc_export_state_t *delta);
-void ngx_http_malloc_board_export_get(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_export_state_t *state);
 
-ngx_uint_t ngx_http_malloc_board_due(ngx_http_malloc_main_conf_t *mmcf,
-    time_t now, time_t every);
-time_t ngx_http_malloc_board_next_snapshot(ngx_http_malloc_main_conf_t *mmcf);
-ngx_uint_t ngx_http_malloc_board_snapshot_failed(
-    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t failed);
+
+/*
+ * A feature's own part of the zone: its struct is its file's (the
+ * watch's and the schedule's in schedule.h, the export's in export.h),
+ * and only that file reads and writes it, between the lock, which
+ * returns the part, and the unlock; nothing else (no mallctl, no I/O)
+ * while it holds them.
+ */
+typedef enum {
+    NGX_HTTP_MALLOC_PART_WATCH = 0,
+    NGX_HTTP_MALLOC_PART_SCHEDULE,
+    NGX_HTTP_MALLOC_PART_EXPORT
+} ngx_http_malloc_part_e;
+
+void *ngx_http_malloc_board_lock(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t part);
+void ngx_http_malloc_board_unlock(ngx_http_malloc_main_conf_t *mmcf);
+
+/* how many times the desired prof.active changed: a schedule restarts */
+ngx_uint_t ngx_http_malloc_board_switches(ngx_http_malloc_main_conf_t *mmcf);
 
 
 #endif /* _NGX_HTTP_MALLOC_BOARD_H_INCLUDED_ */

@@ -12,9 +12,10 @@
  * never refused because another request is in progress: the workers
  * apply the commands in the order posted, so the last write wins.
  *
- * Owns: the commands' bodies and their notice lines.  Calls: request, reply,
- * board, export (its state), traffic (its sentence), and the pure core
- * (json, path, dump, jemalloc).
+ * Owns: the commands' bodies and their notice lines.  Calls: request,
+ * reply, board, export (its state), schedule (malloc_watch's state),
+ * traffic (its sentence), and the pure core (json, path, dump,
+ * jemalloc).
  */
 
 
@@ -32,6 +33,7 @@
 #include "ngx_http_malloc_traffic.h"
 #include "ngx_http_malloc_commands.h"
 #include "ngx_http_malloc_export.h"
+#include "ngx_http_malloc_schedule.h"
 #include "ngx_http_malloc_jemalloc.h"
 #include "ngx_http_malloc_json.h"
 #include "ngx_http_malloc_path.h"
@@ -214,7 +216,7 @@ ngx_http_malloc_watch_json(ngx_http_malloc_main_conf_t *mmcf)
         return json_null();
     }
 
-    ngx_http_malloc_board_watch(mmcf, &w, NULL);
+    ngx_http_malloc_schedule_watch_state(mmcf, &w, NULL);
     nzones = ngx_http_malloc_board_master(mmcf, NULL, zones);
 
     /* outside=: its own trigger, on RSS outside the allocator */

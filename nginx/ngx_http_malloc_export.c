@@ -23,8 +23,8 @@
  * smallest stacks past it into one, and the state counts the requests
  * it did so in.
  *
- * Owns: this process's queue of requests and its connection.  Calls:
- * board (the counts), wait (the collection), reply (times in JSON),
+ * Owns: this process's queue of requests and its connection, and the
+ * zone's part of the counts.  Calls: board (the counts' part), wait (the collection), reply (times in JSON),
  * threads, and the pure core (pipeline, path, symbol, arena, otlp's
  * UTF-8 check).  Reached by module (the directive, init), schedule
  * (snapshots written) and commands (GET /).
@@ -129,6 +129,8 @@ typedef struct {
 } ngx_http_malloc_export_t;
 
 
+static void ngx_http_malloc_export_add(ngx_http_malloc_main_conf_t *mmcf,
+    const ngx_http_malloc_export_state_t *delta);
 static char *ngx_http_malloc_export_url(ngx_conf_t *cf,
     ngx_http_malloc_export_conf_t *ec, ngx_str_t *url);
 static const char *ngx_http_malloc_export_url_bad(ngx_str_t *url,
@@ -1092,7 +1094,7 @@ ngx_http_malloc_export_collected(ngx_http_malloc_collect_t *co,
         (void) ngx_cpystrn(delta.reason, (u_char *) "no worker could dump "
                            "its heap (see the error log)",
                            NGX_HTTP_MALLOC_EXPORT_REASON);
-        ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+        ngx_http_malloc_export_add(ex->mmcf, &delta);
         return;
     }
 
@@ -1302,7 +1304,7 @@ ngx_http_malloc_export_queue(ngx_http_malloc_export_t *ex,
         if (ex->njobs == NGX_HTTP_MALLOC_EXPORT_JOBS) {
             ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
             delta.dropped = 1;
-            ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+            ngx_http_malloc_export_add(ex->mmcf, &delta);
 
             if (job->dumps) {
                 for (i = 0; job->paths[i] != NULL; i++) {
@@ -1319,7 +1321,7 @@ ngx_http_malloc_export_queue(ngx_http_malloc_export_t *ex,
 
     ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
     delta.queued = 1;
-    ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+    ngx_http_malloc_export_add(ex->mmcf, &delta);
 
     ngx_http_malloc_export_kick(ex);
 }
@@ -1345,7 +1347,7 @@ ngx_http_malloc_export_remove(ngx_http_malloc_export_t *ex,
     ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
     delta.queued = -1;
     delta.dropped = dropped;
-    ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+    ngx_http_malloc_export_add(ex->mmcf, &delta);
 
     if (job->dumps && job->state == NGX_HTTP_MALLOC_JOB_WAITING) {
         for (i = 0; job->paths[i] != NULL; i++) {
@@ -1492,7 +1494,7 @@ ngx_http_malloc_export_built(void *data)
         delta.last_capped = ngx_time();
         delta.capped_stacks = job->result.stacks;
         delta.capped_folded = job->result.folded;
-        ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+        ngx_http_malloc_export_add(ex->mmcf, &delta);
     }
 
     ngx_http_malloc_export_kick(ex);
@@ -1935,7 +1937,7 @@ ngx_http_malloc_export_done(ngx_http_malloc_export_t *ex, ngx_int_t status,
         delta.sent = 1;
         delta.bytes = job->body.len;
         delta.last_success = ngx_time();
-        ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+        ngx_http_malloc_export_add(ex->mmcf, &delta);
 
         ngx_http_malloc_export_remove(ex, job, 0);
         ngx_http_malloc_export_kick(ex);
@@ -1961,7 +1963,7 @@ ngx_http_malloc_export_done(ngx_http_malloc_export_t *ex, ngx_int_t status,
 
     delta.failed = 1;
     delta.last_error = ngx_time();
-    ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+    ngx_http_malloc_export_add(ex->mmcf, &delta);
 
     if (ngx_time() - ex->warned >= ex->ec->interval) {
         ex->warned = ngx_time();
@@ -2083,7 +2085,7 @@ ngx_http_malloc_export_exit_process(void)
     ngx_memzero(&delta, sizeof(ngx_http_malloc_export_state_t));
     delta.queued = -(ngx_int_t) ex->njobs;
     delta.dropped = ex->njobs;
-    ngx_http_malloc_board_export_add(ex->mmcf, &delta);
+    ngx_http_malloc_export_add(ex->mmcf, &delta);
 
     ex->njobs = 0;
 }
@@ -2106,7 +2108,7 @@ ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
         return json_null();
     }
 
-    ngx_http_malloc_board_export_get(mmcf, &st);
+    ngx_http_malloc_export_state(mmcf, &st);
 
     json = json_object();
     sources = json_array();
@@ -2164,4 +2166,62 @@ ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf)
     json_object_set_new(json, "last_capped", capped);
 
     return json;
+}
+
+
+/*
+ * The export's part of the zone: the counts of "delta" added (queued may
+ * be negative); a non-zero last_success or last_error, with its reason,
+ * replaces the one kept.
+ */
+
+static void
+ngx_http_malloc_export_add(ngx_http_malloc_main_conf_t *mmcf,
+    const ngx_http_malloc_export_state_t *delta)
+{
+    ngx_http_malloc_export_state_t  *st;
+
+    st = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_EXPORT);
+
+    st->sent += delta->sent;
+    st->failed += delta->failed;
+    st->dropped += delta->dropped;
+    st->bytes += delta->bytes;
+    st->queued += delta->queued;
+
+    if (st->queued < 0) {
+        /* a reload cannot make it so, but a reader must never see it */
+        st->queued = 0;
+    }
+
+    if (delta->last_success != 0) {
+        st->last_success = delta->last_success;
+    }
+
+    if (delta->last_error != 0) {
+        st->last_error = delta->last_error;
+        ngx_memcpy(st->reason, delta->reason, NGX_HTTP_MALLOC_EXPORT_REASON);
+    }
+
+    st->capped += delta->capped;
+
+    if (delta->last_capped != 0) {
+        st->last_capped = delta->last_capped;
+        st->capped_stacks = delta->capped_stacks;
+        st->capped_folded = delta->capped_folded;
+    }
+
+    ngx_http_malloc_board_unlock(mmcf);
+}
+
+
+void
+ngx_http_malloc_export_state(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_export_state_t *state)
+{
+    ngx_http_malloc_export_state_t  *st;
+
+    st = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_EXPORT);
+    *state = *st;
+    ngx_http_malloc_board_unlock(mmcf);
 }

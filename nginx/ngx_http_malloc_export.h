@@ -22,6 +22,30 @@
 #include <jansson.h>
 
 #include "ngx_http_malloc_module.h"
+#include "ngx_http_malloc_board.h"
+
+
+/* the longest reason of an export's failure kept */
+#define NGX_HTTP_MALLOC_EXPORT_REASON  160
+
+
+/* malloc_export's counts, for every worker to read; kept across reloads */
+typedef struct {
+    uint64_t                    sent;       /* requests accepted */
+    uint64_t                    failed;     /* attempts that failed */
+    uint64_t                    dropped;    /* requests given up */
+    uint64_t                    bytes;      /* of the requests sent */
+    ngx_int_t                   queued;     /* waiting, every process */
+    time_t                      last_success;   /* 0: never */
+    time_t                      last_error;     /* 0: never */
+    u_char                      reason[NGX_HTTP_MALLOC_EXPORT_REASON];
+    uint64_t                    capped;     /* requests built with more
+                                               stacks than a profile may
+                                               have samples */
+    time_t                      last_capped;    /* 0: never */
+    uint64_t                    capped_stacks;  /* the last one's stacks */
+    uint64_t                    capped_folded;  /* and those folded */
+} ngx_http_malloc_export_state_t;
 
 
 /* the directive: malloc_export URL [interval=] [timeout=] ... */
@@ -46,6 +70,11 @@ void ngx_http_malloc_export_exit_process(void);
 
 /* GET <loc>/'s "export": null without malloc_export */
 json_t *ngx_http_malloc_export_json(ngx_http_malloc_main_conf_t *mmcf);
+
+
+/* the counts every worker reads (stats, metrics, GET /) */
+void ngx_http_malloc_export_state(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_export_state_t *state);
 
 
 #endif /* _NGX_HTTP_MALLOC_EXPORT_H_INCLUDED_ */

@@ -16,7 +16,8 @@
  * it nor doubles it.  Old snapshots go so that at most "keep" remain
  * within "max_size"; a snapshot is named only once there is room.
  *
- * Owns: this worker's snapshot in progress.  Calls: board, wait (the
+ * Owns: this worker's snapshot in progress, and the zone's parts of
+ * malloc_watch and of the schedule.  Calls: board, wait (the
  * collection of the workers' dumps), threads, export (a snapshot taken),
  * and the pure core (pipeline, path).  Reached by the board's tick hook.
  */
@@ -75,6 +76,10 @@ typedef struct {
 } ngx_http_malloc_snap_t;
 
 
+static ngx_uint_t ngx_http_malloc_schedule_due(
+    ngx_http_malloc_main_conf_t *mmcf, time_t now, time_t every);
+static ngx_uint_t ngx_http_malloc_schedule_outcome(
+    ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t failed);
 static void ngx_http_malloc_schedule_tick(ngx_log_t *log);
 static void ngx_http_malloc_schedule_generation(
     ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
@@ -288,7 +293,7 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
     every = ngx_http_malloc_board_desired(mmcf, NULL)
             ? mmcf->snapshot->interval : 0;
 
-    if (ngx_http_malloc_board_due(mmcf, ngx_time(), every)) {
+    if (ngx_http_malloc_schedule_due(mmcf, ngx_time(), every)) {
         ngx_http_malloc_schedule_take(sn, NULL, 0, log);
     }
 }
@@ -317,7 +322,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 
     wc = sn->mmcf->watch;
 
-    ngx_http_malloc_board_watch(sn->mmcf, &w, NULL);
+    ngx_http_malloc_schedule_watch_state(sn->mmcf, &w, NULL);
 
     total = ngx_http_malloc_schedule_total(sn->mmcf, each, outside, &fresh);
     active = ngx_http_malloc_board_desired(sn->mmcf, NULL);
@@ -350,13 +355,13 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
             return;
         }
 
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, &w);
     }
 
     if (wc->peak && active && w.peak == 0) {
         /* the first figure seen while sampling is the peak to pass */
         w.peak = total;
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, &w);
 
     } else if (wc->peak && active && total > w.peak + w.peak / 10) {
         ngx_log_error(NGX_LOG_NOTICE, log, 0,
@@ -366,7 +371,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         w.peak = total;
         w.firings++;
         w.fired_at = ngx_time();
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, &w);
 
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_PEAK, total,
                                       log);
@@ -403,7 +408,7 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
         if (fresh < ngx_http_malloc_board_count(mmcf)
             && ngx_current_msec - w->changed_at < 10000)
         {
-            ngx_http_malloc_board_watch(mmcf, NULL, w);
+            ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
             return 0;
         }
 
@@ -411,7 +416,7 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
             w->generation = generation;
             w->fresh = fresh;
             w->changed_at = 0;
-            ngx_http_malloc_board_watch(mmcf, NULL, w);
+            ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
             return 1;
         }
     }
@@ -424,7 +429,7 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
     w->baseline = total;
     ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
     ngx_memzero(w->outside, NGX_HTTP_MALLOC_WATCHED * sizeof(int64_t));
-    ngx_http_malloc_board_watch(mmcf, NULL, w);
+    ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
 
     return 0;
 }
@@ -454,7 +459,7 @@ ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
                       "heap grew by %uz bytes, %uz in all: saving a growth "
                       "snapshot", w->grew, total);
 
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
 
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
                                       w->grew, log);
@@ -471,7 +476,7 @@ ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
         ngx_http_malloc_schedule_failed(w, "heap profiling could not be "
                                         "turned on: the workers had "
                                         "commands to apply", log);
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
         return;
     }
 
@@ -483,7 +488,7 @@ ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
     w->based = 0;
     w->until = ngx_current_msec + sample;
     w->base_at = ngx_current_msec + sample / 2;
-    ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+    ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
 }
 
 
@@ -505,7 +510,7 @@ ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
 
     if (!w->based && (ngx_msec_int_t) (ngx_current_msec - w->base_at) >= 0) {
         w->based = 1;
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
 
         sn->basing = 1;
         ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH, 0, log);
@@ -533,7 +538,7 @@ ngx_http_malloc_schedule_window(ngx_http_malloc_snap_t *sn,
     w->fired = 0;
     w->baseline = total;
     ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
-    ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+    ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
 
     ngx_http_malloc_schedule_take(sn, NGX_HTTP_MALLOC_SNAP_GROWTH,
                                   w->grew, log);
@@ -567,7 +572,7 @@ ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
     const char               *name;
     ngx_http_malloc_watch_t   w;
 
-    ngx_http_malloc_board_watch(sn->mmcf, &w, NULL);
+    ngx_http_malloc_schedule_watch_state(sn->mmcf, &w, NULL);
 
     if (ok) {
         /* "<dir>/.snapshot-..." -> "snapshot-..." */
@@ -583,7 +588,7 @@ ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
         (void) ngx_cpystrn(w.failure, (u_char *) text, sizeof(w.failure));
     }
 
-    ngx_http_malloc_board_watch(sn->mmcf, NULL, &w);
+    ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, &w);
 }
 
 
@@ -672,7 +677,7 @@ ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
     }
 
     if (changed) {
-        ngx_http_malloc_board_watch(sn->mmcf, NULL, w);
+        ngx_http_malloc_schedule_watch_state(sn->mmcf, NULL, w);
     }
 }
 
@@ -1217,7 +1222,7 @@ ngx_http_malloc_schedule_result(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
         return;
     }
 
-    was = ngx_http_malloc_board_snapshot_failed(sn->mmcf, !ok);
+    was = ngx_http_malloc_schedule_outcome(sn->mmcf, !ok);
 
     if (!ok && !was) {
         ngx_log_error(NGX_LOG_ERR, log, 0, "heap snapshot %s failed: %s; "
@@ -1505,4 +1510,96 @@ ngx_http_malloc_schedule_reason(u_char *name, size_t len, off_t *figure)
     }
 
     return NGX_HTTP_MALLOC_SNAP_SCHEDULE;
+}
+
+
+/*
+ * The schedule's part of the zone: 1 when a snapshot is due at "now",
+ * every "every" seconds (0: none).  The first interval starts when
+ * profiling is first seen on, and again whenever it was switched.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_schedule_due(ngx_http_malloc_main_conf_t *mmcf, time_t now,
+    time_t every)
+{
+    ngx_uint_t                        due, switches;
+    ngx_http_malloc_schedule_part_t  *part;
+
+    switches = ngx_http_malloc_board_switches(mmcf);
+    due = 0;
+
+    part = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_SCHEDULE);
+
+    if (part->switches != switches) {
+        part->switches = switches;
+        part->next = 0;
+    }
+
+    if (every == 0) {
+        part->next = 0;
+
+    } else if (part->next == 0) {
+        part->next = now + every;
+
+    } else if (now >= part->next) {
+        part->next += ((now - part->next) / every + 1) * every;
+        due = 1;
+    }
+
+    ngx_http_malloc_board_unlock(mmcf);
+
+    return due;
+}
+
+
+time_t
+ngx_http_malloc_schedule_next(ngx_http_malloc_main_conf_t *mmcf)
+{
+    time_t                            next;
+    ngx_http_malloc_schedule_part_t  *part;
+
+    part = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_SCHEDULE);
+    next = part->next;
+    ngx_http_malloc_board_unlock(mmcf);
+
+    return next;
+}
+
+
+/* whether the last snapshot failed, replaced by this one's: the old */
+
+static ngx_uint_t
+ngx_http_malloc_schedule_outcome(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_uint_t failed)
+{
+    ngx_uint_t                        was;
+    ngx_http_malloc_schedule_part_t  *part;
+
+    part = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_SCHEDULE);
+    was = part->failed;
+    part->failed = failed;
+    ngx_http_malloc_board_unlock(mmcf);
+
+    return was;
+}
+
+
+void
+ngx_http_malloc_schedule_watch_state(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_watch_t *get, ngx_http_malloc_watch_t *set)
+{
+    ngx_http_malloc_watch_t  *w;
+
+    w = ngx_http_malloc_board_lock(mmcf, NGX_HTTP_MALLOC_PART_WATCH);
+
+    if (get != NULL) {
+        *get = *w;
+    }
+
+    if (set != NULL) {
+        *w = *set;
+    }
+
+    ngx_http_malloc_board_unlock(mmcf);
 }

@@ -102,7 +102,7 @@ ngx_http_malloc_snapshot_index(ngx_http_request_t *r,
     sched = json_null();
 
     if (mmcf->snapshot != NULL) {
-        next = ngx_http_malloc_board_next_snapshot(mmcf);
+        next = ngx_http_malloc_schedule_next(mmcf);
         active = ngx_http_malloc_board_desired(mmcf, NULL);
 
         sched = json_pack("{s:I, s:I, s:I, s:s, s:o}",

@@ -15,8 +15,8 @@
  * removed.
  *
  * Owns: the figures' names and help texts.  Calls: request, reply, board,
- * traffic (malloc_traffic's figures), and the pure core (path, jemalloc,
- * rss, tally's label escape).
+ * traffic (malloc_traffic's figures), export (its counts), and the pure
+ * core (path, jemalloc, rss, tally's label escape).
  */
 
 
@@ -40,6 +40,7 @@
 /* a zone's name as a label: each byte may be escaped */
 #define NGX_HTTP_MALLOC_ZONE_LABEL  (2 * NGX_HTTP_MALLOC_ZONE_NAME + 1)
 #include "ngx_http_malloc_traffic.h"
+#include "ngx_http_malloc_export.h"
 
 
 typedef struct {
@@ -595,7 +596,7 @@ ngx_http_malloc_stats_export(u_char *p, u_char *last,
         return p;
     }
 
-    ngx_http_malloc_board_export_get(mmcf, &st);
+    ngx_http_malloc_export_state(mmcf, &st);
 
     return ngx_slprintf(p, last,
                "# HELP nginx_malloc_export_sent_total Profiles the "
