@@ -12,6 +12,7 @@
 
 use strict;
 use warnings;
+no warnings qw(portable);
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
