@@ -53,8 +53,6 @@ static uint64_t ngx_http_malloc_maps_before(
 static size_t ngx_http_malloc_maps_words(char *p, char *last,
     const ngx_http_malloc_maps_grew_t *g, const char *const *names,
     size_t nnames);
-static size_t ngx_http_malloc_maps_put(char *p, char *last, const char *s,
-    size_t len);
 static size_t ngx_http_malloc_maps_quoted(char *p, char *last,
     const char *s, size_t max);
 
@@ -483,7 +481,7 @@ ngx_http_malloc_maps_words(char *p, char *last,
 }
 
 
-static size_t
+size_t
 ngx_http_malloc_maps_put(char *p, char *last, const char *s, size_t len)
 {
     size_t  i;

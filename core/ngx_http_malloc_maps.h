@@ -144,5 +144,9 @@ const char *ngx_http_malloc_maps_kind(int kind);
 size_t ngx_http_malloc_maps_text(const ngx_http_malloc_maps_t *top,
     const char *since, const char *const *names, size_t nnames, char *text);
 
+/* at most "len" bytes of "s" before "last": how many; rss.c's too */
+size_t ngx_http_malloc_maps_put(char *p, char *last, const char *s,
+    size_t len);
+
 
 #endif /* _NGX_HTTP_MALLOC_MAPS_H_INCLUDED_ */

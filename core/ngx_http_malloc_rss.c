@@ -38,7 +38,7 @@
 #define NGX_HTTP_MALLOC_MIB          (1024 * 1024)
 
 #define ngx_http_malloc_rss_lit(p, last, s)                                   \
-    ngx_http_malloc_rss_put(p, last, s, sizeof(s) - 1)
+    ngx_http_malloc_maps_put(p, last, s, sizeof(s) - 1)
 
 
 typedef enum {
@@ -72,8 +72,6 @@ static size_t ngx_http_malloc_rss_hex(const char *s, size_t len,
 static int ngx_http_malloc_rss_prefix(const char *s, size_t len,
     const char *prefix);
 static size_t ngx_http_malloc_rss_mib(char *p, char *last, uint64_t bytes);
-static size_t ngx_http_malloc_rss_put(char *p, char *last, const char *s,
-    size_t len);
 static size_t ngx_http_malloc_rss_name(char *p, char *last, const char *s);
 
 
@@ -806,7 +804,7 @@ ngx_http_malloc_rss_sentence(const ngx_http_malloc_rss_t *from,
     p += ngx_http_malloc_rss_lit(p, last, "RSS grew by ");
     p += ngx_http_malloc_rss_mib(p, last, to->rss - from->rss);
     p += ngx_http_malloc_rss_lit(p, last, " since ");
-    p += ngx_http_malloc_rss_put(p, last, since, strlen(since));
+    p += ngx_http_malloc_maps_put(p, last, since, strlen(since));
 
     if (allocator >= 0) {
         p += ngx_http_malloc_rss_lit(p, last,
@@ -835,7 +833,7 @@ ngx_http_malloc_rss_sentence(const ngx_http_malloc_rss_t *from,
 
         } else {
             name = ngx_http_malloc_rss_part_name(grew[i].part);
-            p += ngx_http_malloc_rss_put(p, last, name, strlen(name));
+            p += ngx_http_malloc_maps_put(p, last, name, strlen(name));
         }
 
         p += ngx_http_malloc_rss_lit(p, last, " +");
@@ -878,20 +876,7 @@ ngx_http_malloc_rss_mib(char *p, char *last, uint64_t bytes)
 
     n = sizeof(digits) - i;
 
-    return ngx_http_malloc_rss_put(p, last, digits + i, n);
-}
-
-
-static size_t
-ngx_http_malloc_rss_put(char *p, char *last, const char *s, size_t len)
-{
-    size_t  i;
-
-    for (i = 0; i < len && p + i < last; i++) {
-        p[i] = s[i];
-    }
-
-    return i;
+    return ngx_http_malloc_maps_put(p, last, digits + i, n);
 }
 
 
