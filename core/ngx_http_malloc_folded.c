@@ -51,8 +51,25 @@ typedef struct {
 } ngx_http_malloc_proto_t;
 
 
+/* what named_heap_map() needs to name the addresses of a heap */
+typedef struct {
+    const ngx_http_malloc_map_t  *maps;
+    size_t                        nmaps;
+    int32_t                      *files;     /* a map's file, -2: not yet */
+    ngx_http_malloc_resolve_pt    resolve;
+    void                         *data;
+    ngx_http_malloc_ftable_t      addrs;     /* address -> name + 1 */
+    uint32_t                     *ids;       /* one stack's names */
+    uint32_t                      cap;
+} ngx_http_malloc_naming_t;
+
+
 static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
+static uint32_t ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t,
+    uint64_t key);
+static void *ngx_http_malloc_folded_room(ngx_http_malloc_arena_t *arena,
+    void *array, size_t n, size_t size);
 static int ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t, uint64_t key, uint32_t value);
 static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
@@ -74,6 +91,13 @@ static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
     const int64_t *v, int base, uint64_t period);
+static ngx_http_malloc_nstack_t *ngx_http_malloc_named_frames(
+    ngx_http_malloc_named_t *np, ngx_http_malloc_naming_t *nm,
+    const ngx_http_malloc_stack_t *st);
+static uint32_t ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_naming_t *nm, uint64_t addr);
+static int32_t ngx_http_malloc_named_map_file(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_naming_t *nm, int i);
 static double ngx_http_malloc_folded_finite(double x);
 static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
     const ngx_http_malloc_named_t *np);
@@ -84,6 +108,10 @@ static int ngx_http_malloc_pb_field(ngx_http_malloc_pb_t *b, uint64_t *tag,
     uint64_t *v, ngx_http_malloc_pb_t *sub);
 static int ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
     ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr);
+static int ngx_http_malloc_proto_columns(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, const ngx_http_malloc_pb_t *types);
+static int ngx_http_malloc_proto_tables(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t raw);
 static const char *ngx_http_malloc_proto_string(ngx_http_malloc_proto_t *pr,
     uint64_t i, size_t *len);
 static int ngx_http_malloc_proto_mapping(ngx_http_malloc_named_t *np,
@@ -94,8 +122,18 @@ static int ngx_http_malloc_proto_function(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
 static int ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m);
+static int ngx_http_malloc_proto_lines(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int32_t file,
+    uint32_t *names);
 static int ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int base);
+static int ngx_http_malloc_proto_fields(ngx_http_malloc_proto_t *pr,
+    ngx_http_malloc_pb_t m, uint64_t *locs, size_t *nlocs, int64_t *v);
+static void ngx_http_malloc_proto_value(ngx_http_malloc_proto_t *pr,
+    int64_t *v, size_t i, uint64_t x);
+static uint32_t *ngx_http_malloc_proto_stack(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, const uint64_t *locs, size_t nlocs,
+    size_t *nids);
 static void ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out,
     const char *s);
 static void ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out,
@@ -208,6 +246,48 @@ ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
     slot->value = value;
 
     return 0;
+}
+
+
+/* the value of key; 0 when there is none, the table empty or not */
+
+static uint32_t
+ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t, uint64_t key)
+{
+    if (t->slots == NULL) {
+        return 0;
+    }
+
+    return ngx_http_malloc_ftable_find(t, key)->value;
+}
+
+
+/*
+ * Room for one more in an array of n elements of "size" that doubles
+ * when n is 0, 1, 2, 4...: the array, a copy when it grew; NULL: out of
+ * memory
+ */
+
+static void *
+ngx_http_malloc_folded_room(ngx_http_malloc_arena_t *arena, void *array,
+    size_t n, size_t size)
+{
+    void  *p;
+
+    if ((n & (n - 1)) != 0) {
+        return array;
+    }
+
+    p = ngx_http_malloc_arena_alloc(arena, (n ? n * 2 : 1) * size);
+    if (p == NULL) {
+        return NULL;
+    }
+
+    if (n != 0) {
+        memcpy(p, array, n * size);
+    }
+
+    return p;
 }
 
 
@@ -338,7 +418,7 @@ static int32_t
 ngx_http_malloc_named_file(ngx_http_malloc_named_t *np, const char *path,
     size_t len, int binary)
 {
-    size_t                    i, cap;
+    size_t                    i;
     const char               *base;
     ngx_http_malloc_nfile_t  *files, *f;
 
@@ -350,22 +430,13 @@ ngx_http_malloc_named_file(ngx_http_malloc_named_t *np, const char *path,
         }
     }
 
-    if ((np->nfiles & (np->nfiles - 1)) == 0) {
-        /* 0, 1, 2, 4...: a power of two, time to double */
-        cap = np->nfiles ? np->nfiles * 2 : 1;
-        files = ngx_http_malloc_arena_alloc(np->arena,
-                                   cap * sizeof(ngx_http_malloc_nfile_t));
-        if (files == NULL) {
-            return -1;
-        }
-
-        if (np->nfiles != 0) {
-            memcpy(files, np->files,
-                   np->nfiles * sizeof(ngx_http_malloc_nfile_t));
-        }
-
-        np->files = files;
+    files = ngx_http_malloc_folded_room(np->arena, np->files, np->nfiles,
+                                        sizeof(ngx_http_malloc_nfile_t));
+    if (files == NULL) {
+        return -1;
     }
+
+    np->files = files;
 
     f = &np->files[np->nfiles];
 
@@ -535,19 +606,17 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
     size_t nmaps, ngx_http_malloc_resolve_pt resolve, void *data, int base,
     uint32_t *which, char *err)
 {
-    int                             map;
-    size_t                          i, k;
-    int32_t                        *files, file;
+    size_t                          i;
     int64_t                         v[NGX_HTTP_MALLOC_FOLDED_VALUES];
-    uint32_t                       *ids, cap;
-    const char                     *s;
-    ngx_http_malloc_fslot_t        *slot;
-    ngx_http_malloc_ftable_t        addrs;
+    ngx_http_malloc_naming_t        nm;
     ngx_http_malloc_nstack_t       *ns;
     const ngx_http_malloc_stack_t  *st;
-    char                            hex[32];
 
-    memset(&addrs, 0, sizeof(ngx_http_malloc_ftable_t));
+    memset(&nm, 0, sizeof(ngx_http_malloc_naming_t));
+    nm.maps = maps;
+    nm.nmaps = nmaps;
+    nm.resolve = resolve;
+    nm.data = data;
 
     /* an empty base is a base: everything grew */
     np->has_base |= (base != 0);
@@ -562,89 +631,20 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
 
     /* a map's file, found once: -2 not yet */
 
-    files = ngx_http_malloc_arena_alloc(np->arena,
-                                        (nmaps + 1) * sizeof(int32_t));
-    if (files == NULL) {
+    nm.files = ngx_http_malloc_arena_alloc(np->arena,
+                                           (nmaps + 1) * sizeof(int32_t));
+    if (nm.files == NULL) {
         goto nomem;
     }
 
     for (i = 0; i < nmaps; i++) {
-        files[i] = -2;
+        nm.files[i] = -2;
     }
-
-    ids = NULL;
-    cap = 0;
 
     for (i = 0; i < heap->nstacks; i++) {
         st = &heap->stacks[i];
 
-        if (st->nframes + 1 > cap) {
-            cap = st->nframes + 1;
-            ids = ngx_http_malloc_arena_alloc(np->arena,
-                                              cap * sizeof(uint32_t));
-            if (ids == NULL) {
-                goto nomem;
-            }
-        }
-
-        /* jemalloc lists the allocating frame first: the root goes first */
-
-        for (k = 0; k < st->nframes; k++) {
-
-            if (ngx_http_malloc_ftable_grow(np->arena, &addrs) != 0) {
-                goto nomem;
-            }
-
-            slot = ngx_http_malloc_ftable_find(&addrs, st->frames[k]);
-
-            if (slot->value == 0) {
-                map = -1;
-                s = (resolve != NULL) ? resolve(data, st->frames[k], &map)
-                                      : NULL;
-
-                if (s == NULL) {
-                    snprintf(hex, sizeof(hex), "0x%llx",
-                             (unsigned long long) st->frames[k]);
-                    s = hex;
-                }
-
-                file = -1;
-
-                if (map >= 0 && (size_t) map < nmaps) {
-                    if (files[map] == -2) {
-                        files[map] = ngx_http_malloc_named_file(np,
-                                         maps[map].path,
-                                         strlen(maps[map].path),
-                                         strcmp(maps[map].path,
-                                                maps[0].path) == 0);
-                        if (files[map] == -1
-                            || ngx_http_malloc_named_build_id(np, files[map],
-                                   maps[map].build_id,
-                                   maps[map].build_id
-                                   ? strlen(maps[map].build_id) : 0)
-                               != 0)
-                        {
-                            goto nomem;
-                        }
-                    }
-
-                    file = files[map];
-                }
-
-                slot->value = ngx_http_malloc_named_name(np, s, strlen(s),
-                                                         file);
-                if (slot->value == 0) {
-                    goto nomem;
-                }
-
-                slot->key = st->frames[k];
-                addrs.n++;
-            }
-
-            ids[st->nframes - 1 - k] = slot->value;
-        }
-
-        ns = ngx_http_malloc_named_stack(np, ids, st->nframes);
+        ns = ngx_http_malloc_named_frames(np, &nm, st);
         if (ns == NULL) {
             goto nomem;
         }
@@ -667,6 +667,120 @@ nomem:
     snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
              "out of memory while naming the stacks");
     return -1;
+}
+
+
+/* the named stack of a heap's stack, its frames named; NULL: no memory */
+
+static ngx_http_malloc_nstack_t *
+ngx_http_malloc_named_frames(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_naming_t *nm, const ngx_http_malloc_stack_t *st)
+{
+    size_t  k;
+
+    if (st->nframes + 1 > nm->cap) {
+        nm->cap = st->nframes + 1;
+        nm->ids = ngx_http_malloc_arena_alloc(np->arena,
+                                              nm->cap * sizeof(uint32_t));
+        if (nm->ids == NULL) {
+            return NULL;
+        }
+    }
+
+    /* jemalloc lists the allocating frame first: the root goes first */
+
+    for (k = 0; k < st->nframes; k++) {
+        nm->ids[st->nframes - 1 - k] = ngx_http_malloc_named_address(np, nm,
+                                                              st->frames[k]);
+        if (nm->ids[st->nframes - 1 - k] == 0) {
+            return NULL;
+        }
+    }
+
+    return ngx_http_malloc_named_stack(np, nm->ids, st->nframes);
+}
+
+
+/*
+ * The name (index + 1) of a return address, resolved on first sight, so
+ * that a name's file is its first address's; 0: out of memory
+ */
+
+static uint32_t
+ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_naming_t *nm, uint64_t addr)
+{
+    int                       map;
+    int32_t                   file;
+    const char               *s;
+    ngx_http_malloc_fslot_t  *slot;
+    char                      hex[32];
+
+    if (ngx_http_malloc_ftable_grow(np->arena, &nm->addrs) != 0) {
+        return 0;
+    }
+
+    slot = ngx_http_malloc_ftable_find(&nm->addrs, addr);
+
+    if (slot->value != 0) {
+        return slot->value;
+    }
+
+    map = -1;
+    s = (nm->resolve != NULL) ? nm->resolve(nm->data, addr, &map) : NULL;
+
+    if (s == NULL) {
+        snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long) addr);
+        s = hex;
+    }
+
+    file = -1;
+
+    if (map >= 0 && (size_t) map < nm->nmaps) {
+        file = ngx_http_malloc_named_map_file(np, nm, map);
+        if (file == -1) {
+            return 0;
+        }
+    }
+
+    slot->value = ngx_http_malloc_named_name(np, s, strlen(s), file);
+    if (slot->value == 0) {
+        return 0;
+    }
+
+    slot->key = addr;
+    nm->addrs.n++;
+
+    return slot->value;
+}
+
+
+/* the file of map i, with its build id, added on first use; -1: no memory */
+
+static int32_t
+ngx_http_malloc_named_map_file(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_naming_t *nm, int i)
+{
+    const ngx_http_malloc_map_t  *m;
+
+    if (nm->files[i] != -2) {
+        return nm->files[i];
+    }
+
+    m = &nm->maps[i];
+
+    nm->files[i] = ngx_http_malloc_named_file(np, m->path, strlen(m->path),
+                                       strcmp(m->path, nm->maps[0].path) == 0);
+    if (nm->files[i] == -1
+        || ngx_http_malloc_named_build_id(np, nm->files[i], m->build_id,
+                                          m->build_id ? strlen(m->build_id)
+                                                      : 0)
+           != 0)
+    {
+        return -1;
+    }
+
+    return nm->files[i];
 }
 
 
@@ -1323,12 +1437,9 @@ static int
 ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
     ngx_http_malloc_pb_t raw, ngx_http_malloc_proto_t *pr)
 {
-    size_t                 n, len, i;
-    uint64_t               tag, v, t;
-    const char            *s;
-    ngx_http_malloc_pb_t   b, m, f, sub, *types;
-    static const char     *known[] = { "inuse_space", "inuse_objects",
-                                       "alloc_space", "alloc_objects" };
+    size_t                n, i;
+    uint64_t              tag, v;
+    ngx_http_malloc_pb_t  b, m, *types;
 
     /* count the strings and sample types first, to size their arrays */
 
@@ -1381,7 +1492,26 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
         }
     }
 
-    /* which of our four values each sample value is */
+    if (ngx_http_malloc_proto_columns(np, pr, types) != 0) {
+        return -1;
+    }
+
+    return ngx_http_malloc_proto_tables(np, pr, raw);
+}
+
+
+/* which of our four values each sample value is; -1: malformed */
+
+static int
+ngx_http_malloc_proto_columns(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, const ngx_http_malloc_pb_t *types)
+{
+    size_t                 n, len, i;
+    uint64_t               tag, t;
+    const char            *s;
+    ngx_http_malloc_pb_t   f, sub;
+    static const char     *known[] = { "inuse_space", "inuse_objects",
+                                       "alloc_space", "alloc_objects" };
 
     for (i = 0; i < pr->ncols; i++) {
         pr->col[i] = -1;
@@ -1408,10 +1538,22 @@ ngx_http_malloc_proto_scan(ngx_http_malloc_named_t *np,
         }
     }
 
-    /*
-     * mappings (3) and functions (5) before locations (4): a location
-     * names its functions and its mapping
-     */
+    return 0;
+}
+
+
+/*
+ * Mappings (3) and functions (5) before locations (4): a location names
+ * its functions and its mapping.  -1: malformed, or out of memory.
+ */
+
+static int
+ngx_http_malloc_proto_tables(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t raw)
+{
+    size_t                i;
+    uint64_t              tag, v, t;
+    ngx_http_malloc_pb_t  b, m;
 
     for (i = 0; i < 3; i++) {
         t = (i == 0) ? 3 : (i == 1) ? 5 : 4;
@@ -1567,12 +1709,11 @@ static int
 ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m)
 {
-    size_t                    nlines, i;
-    int32_t                   file;
-    uint64_t                  tag, v, id, fid, mapping;
-    uint32_t                 *names, **all;
-    ngx_http_malloc_pb_t      b, line, sub;
-    ngx_http_malloc_fslot_t  *slot;
+    size_t                nlines;
+    int32_t               file;
+    uint64_t              tag, v, id, mapping;
+    uint32_t             *names, **all;
+    ngx_http_malloc_pb_t  b, line;
 
     nlines = 0;
     id = 0;
@@ -1598,22 +1739,51 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
 
     file = -1;
 
-    if (mapping != 0 && pr->maps.slots != NULL) {
-        slot = ngx_http_malloc_ftable_find(&pr->maps, mapping);
-        file = (int32_t) slot->value - 1;
+    if (mapping != 0) {
+        file = (int32_t) ngx_http_malloc_ftable_get(&pr->maps, mapping) - 1;
     }
 
     names = ngx_http_malloc_arena_alloc(np->arena,
                                         (nlines + 1) * sizeof(uint32_t));
-    if (names == NULL) {
+    if (names == NULL
+        || ngx_http_malloc_proto_lines(np, pr, m, file, names) != 0)
+    {
         return -1;
     }
 
-    i = 0;
-    b = m;
+    all = ngx_http_malloc_folded_room(np->arena, pr->loc_names, pr->nlocs,
+                                      sizeof(uint32_t *));
+    if (all == NULL) {
+        return -1;
+    }
 
-    while (b.p < b.end) {
-        (void) ngx_http_malloc_pb_field(&b, &tag, &v, &line);
+    pr->loc_names = all;
+    pr->loc_names[pr->nlocs++] = names;
+
+    return ngx_http_malloc_ftable_set(np->arena, &pr->locs, id,
+                                      (uint32_t) pr->nlocs);
+}
+
+
+/*
+ * The names of a location's lines (Line: function_id 1) into "names",
+ * ended by 0; a name without a file yet gets the location's
+ */
+
+static int
+ngx_http_malloc_proto_lines(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int32_t file,
+    uint32_t *names)
+{
+    size_t                i;
+    uint32_t              n;
+    uint64_t              tag, v, fid;
+    ngx_http_malloc_pb_t  line, sub;
+
+    i = 0;
+
+    while (m.p < m.end) {
+        (void) ngx_http_malloc_pb_field(&m, &tag, &v, &line);
 
         if (tag != (4 << 3 | 2)) {
             continue;
@@ -1631,44 +1801,21 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
             }
         }
 
-        if (pr->funcs.slots == NULL) {
+        n = ngx_http_malloc_ftable_get(&pr->funcs, fid);
+        if (n == 0) {
             return -1;
         }
 
-        slot = ngx_http_malloc_ftable_find(&pr->funcs, fid);
-        if (slot->value == 0) {
-            return -1;
-        }
+        names[i++] = n;
 
-        names[i++] = slot->value;
-
-        if (np->name_files[slot->value - 1] == -1) {
-            np->name_files[slot->value - 1] = file;
+        if (np->name_files[n - 1] == -1) {
+            np->name_files[n - 1] = file;
         }
     }
 
     names[i] = 0;
 
-    if ((pr->nlocs & (pr->nlocs - 1)) == 0) {
-        /* 0, 1, 2, 4...: a power of two, time to double */
-        all = ngx_http_malloc_arena_alloc(np->arena,
-                                          (pr->nlocs ? pr->nlocs * 2 : 1)
-                                          * sizeof(uint32_t *));
-        if (all == NULL) {
-            return -1;
-        }
-
-        if (pr->nlocs != 0) {
-            memcpy(all, pr->loc_names, pr->nlocs * sizeof(uint32_t *));
-        }
-
-        pr->loc_names = all;
-    }
-
-    pr->loc_names[pr->nlocs++] = names;
-
-    return ngx_http_malloc_ftable_set(np->arena, &pr->locs, id,
-                                      (uint32_t) pr->nlocs);
+    return 0;
 }
 
 
@@ -1682,12 +1829,10 @@ static int
 ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int base)
 {
-    size_t                     nids, nvals, nlocs, i, k;
+    size_t                     nids, nlocs;
     int64_t                    v[NGX_HTTP_MALLOC_FOLDED_VALUES];
-    uint32_t                  *ids, *names;
-    uint64_t                   tag, x, *locs;
-    ngx_http_malloc_pb_t       b, sub;
-    ngx_http_malloc_fslot_t   *slot;
+    uint32_t                  *ids;
+    uint64_t                  *locs;
     ngx_http_malloc_nstack_t  *s;
 
     /* at most one location per byte of the sample */
@@ -1699,80 +1844,14 @@ ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
     }
 
     memset(v, 0, sizeof(v));
-    nlocs = 0;
-    nvals = 0;
-    b = m;
 
-    while (b.p < b.end) {
-        if (ngx_http_malloc_pb_field(&b, &tag, &x, &sub) != 0) {
-            return -1;
-        }
-
-        if (tag == (1 << 3 | 0)) {
-            locs[nlocs++] = x;
-
-        } else if (tag == (1 << 3 | 2)) {
-            while (sub.p < sub.end) {
-                if (ngx_http_malloc_pb_varint(&sub, &locs[nlocs++]) != 0) {
-                    return -1;
-                }
-            }
-
-        } else if (tag == (2 << 3 | 0)) {
-            if (nvals < pr->ncols && pr->col[nvals] >= 0) {
-                v[pr->col[nvals]] = (int64_t) x;
-            }
-
-            nvals++;
-
-        } else if (tag == (2 << 3 | 2)) {
-            while (sub.p < sub.end) {
-                if (ngx_http_malloc_pb_varint(&sub, &x) != 0) {
-                    return -1;
-                }
-
-                if (nvals < pr->ncols && pr->col[nvals] >= 0) {
-                    v[pr->col[nvals]] = (int64_t) x;
-                }
-
-                nvals++;
-            }
-        }
-    }
-
-    /* the names of all the locations' lines, counted, then placed */
-
-    nids = 0;
-
-    for (i = 0; i < nlocs; i++) {
-        if (pr->locs.slots == NULL) {
-            return -1;
-        }
-
-        slot = ngx_http_malloc_ftable_find(&pr->locs, locs[i]);
-        if (slot->value == 0) {
-            return -1;
-        }
-
-        for (names = pr->loc_names[slot->value - 1]; *names; names++) {
-            nids++;
-        }
-    }
-
-    ids = ngx_http_malloc_arena_alloc(np->arena,
-                                      (nids + 1) * sizeof(uint32_t));
-    if (ids == NULL) {
+    if (ngx_http_malloc_proto_fields(pr, m, locs, &nlocs, v) != 0) {
         return -1;
     }
 
-    k = nids;
-
-    for (i = 0; i < nlocs; i++) {
-        slot = ngx_http_malloc_ftable_find(&pr->locs, locs[i]);
-
-        for (names = pr->loc_names[slot->value - 1]; *names; names++) {
-            ids[--k] = *names;
-        }
+    ids = ngx_http_malloc_proto_stack(np, pr, locs, nlocs, &nids);
+    if (ids == NULL) {
+        return -1;
     }
 
     s = ngx_http_malloc_named_stack(np, ids, (uint32_t) nids);
@@ -1783,4 +1862,109 @@ ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
     ngx_http_malloc_named_add(s, v, base, pr->period);
 
     return 0;
+}
+
+
+/* a sample's location ids and those of its values that we know */
+
+static int
+ngx_http_malloc_proto_fields(ngx_http_malloc_proto_t *pr,
+    ngx_http_malloc_pb_t m, uint64_t *locs, size_t *nlocs, int64_t *v)
+{
+    size_t                nvals;
+    uint64_t              tag, x;
+    ngx_http_malloc_pb_t  sub;
+
+    *nlocs = 0;
+    nvals = 0;
+
+    while (m.p < m.end) {
+        if (ngx_http_malloc_pb_field(&m, &tag, &x, &sub) != 0) {
+            return -1;
+        }
+
+        if (tag == (1 << 3 | 0)) {
+            locs[(*nlocs)++] = x;
+
+        } else if (tag == (1 << 3 | 2)) {
+            while (sub.p < sub.end) {
+                if (ngx_http_malloc_pb_varint(&sub, &locs[(*nlocs)++]) != 0) {
+                    return -1;
+                }
+            }
+
+        } else if (tag == (2 << 3 | 0)) {
+            ngx_http_malloc_proto_value(pr, v, nvals++, x);
+
+        } else if (tag == (2 << 3 | 2)) {
+            while (sub.p < sub.end) {
+                if (ngx_http_malloc_pb_varint(&sub, &x) != 0) {
+                    return -1;
+                }
+
+                ngx_http_malloc_proto_value(pr, v, nvals++, x);
+            }
+        }
+    }
+
+    return 0;
+}
+
+
+/* sample value i, kept if its type is one of ours */
+
+static void
+ngx_http_malloc_proto_value(ngx_http_malloc_proto_t *pr, int64_t *v,
+    size_t i, uint64_t x)
+{
+    if (i < pr->ncols && pr->col[i] >= 0) {
+        v[pr->col[i]] = (int64_t) x;
+    }
+}
+
+
+/*
+ * The names of the locations' lines, root first as proto_sample() says;
+ * NULL: malformed, or out of memory
+ */
+
+static uint32_t *
+ngx_http_malloc_proto_stack(ngx_http_malloc_named_t *np,
+    ngx_http_malloc_proto_t *pr, const uint64_t *locs, size_t nlocs,
+    size_t *nids)
+{
+    size_t     i, k;
+    uint32_t  *ids, *names, loc;
+
+    /* counted, then placed */
+
+    k = 0;
+
+    for (i = 0; i < nlocs; i++) {
+        loc = ngx_http_malloc_ftable_get(&pr->locs, locs[i]);
+        if (loc == 0) {
+            return NULL;
+        }
+
+        for (names = pr->loc_names[loc - 1]; *names; names++) {
+            k++;
+        }
+    }
+
+    ids = ngx_http_malloc_arena_alloc(np->arena, (k + 1) * sizeof(uint32_t));
+    if (ids == NULL) {
+        return NULL;
+    }
+
+    *nids = k;
+
+    for (i = 0; i < nlocs; i++) {
+        loc = ngx_http_malloc_ftable_get(&pr->locs, locs[i]);
+
+        for (names = pr->loc_names[loc - 1]; *names; names++) {
+            ids[--k] = *names;
+        }
+    }
+
+    return ids;
 }

@@ -56,6 +56,16 @@ typedef enum {
 } ngx_http_malloc_heap_state_e;
 
 
+/* what heap_add() carries from one line of a dump to the next */
+typedef struct {
+    ngx_http_malloc_heap_state_e    state;
+    uint32_t                        nframes;
+    uint64_t                       *frames;    /* the last "@" line's */
+    size_t                          line;      /* its number, from 1 */
+    char                           *err;
+} ngx_http_malloc_heap_parse_t;
+
+
 /* a group's change as heap_keep() shares it out among its stacks */
 typedef struct {
     double                      grew;        /* its stacks' own growth, */
@@ -72,6 +82,13 @@ typedef struct {
 
 static void ngx_http_malloc_heap_error(char *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static int ngx_http_malloc_heap_line(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_heap_parse_t *ps, const unsigned char *p,
+    const unsigned char *last);
+static int ngx_http_malloc_heap_header(ngx_http_malloc_heap_t *heap,
+    const unsigned char *p, const unsigned char *last, char *err);
+static int ngx_http_malloc_heap_threads(ngx_http_malloc_heap_parse_t *ps,
+    const unsigned char *p, const unsigned char *last);
 static int ngx_http_malloc_heap_maps(ngx_http_malloc_heap_t *heap,
     const unsigned char *p, const unsigned char *end, char *err);
 static int ngx_http_malloc_heap_end(ngx_http_malloc_heap_state_e state,
@@ -87,6 +104,9 @@ static int ngx_http_malloc_heap_thread(const unsigned char *p,
 static int ngx_http_malloc_heap_frames(const unsigned char *p,
     const unsigned char *last, uint64_t *frames, uint32_t *nframes,
     char *err, size_t line);
+static const unsigned char *ngx_http_malloc_heap_frame(
+    const unsigned char *p, const unsigned char *last, uint64_t *frame,
+    char *err, size_t line);
 static void ngx_http_malloc_heap_normalize(uint64_t *objs, uint64_t *bytes);
 static uint64_t ngx_http_malloc_heap_hash(const uint64_t *frames,
     uint32_t nframes);
@@ -99,6 +119,12 @@ static int ngx_http_malloc_heap_insert(ngx_http_malloc_heap_t *heap,
 static void ngx_http_malloc_heap_reindex(ngx_http_malloc_heap_t *heap);
 static const ngx_http_malloc_stack_t *ngx_http_malloc_heap_base(
     const ngx_http_malloc_heap_t *base, const ngx_http_malloc_stack_t *s);
+static void ngx_http_malloc_heap_groups(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    ngx_http_malloc_share_t *sh);
+static int ngx_http_malloc_heap_kept(ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    size_t i, uint64_t period, ngx_http_malloc_share_t *sh);
 static int ngx_http_malloc_heap_growth(const ngx_http_malloc_heap_t *heap,
     const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
     size_t i, const ngx_http_malloc_stack_t **b, double *grew);
@@ -146,155 +172,197 @@ int
 ngx_http_malloc_heap_add(ngx_http_malloc_heap_t *heap,
     const unsigned char *text, size_t len, char *err)
 {
-    int                            rc;
-    size_t                         line;
-    uint32_t                       nframes;
-    uint64_t                       period, c[4], *frames;
     const unsigned char           *p, *last, *end;
-    ngx_http_malloc_heap_state_e   state;
+    ngx_http_malloc_heap_parse_t   ps;
 
-    frames = ngx_http_malloc_arena_alloc(heap->arena,
+    ps.frames = ngx_http_malloc_arena_alloc(heap->arena,
                             NGX_HTTP_MALLOC_HEAP_MAX_FRAMES * sizeof(uint64_t));
-    if (frames == NULL) {
+    if (ps.frames == NULL) {
         ngx_http_malloc_heap_error(err, "out of memory");
         return -1;
     }
 
-    state = ngx_http_malloc_heap_st_header;
-    nframes = 0;
-    line = 0;
+    ps.state = ngx_http_malloc_heap_st_header;
+    ps.nframes = 0;
+    ps.line = 0;
+    ps.err = err;
     p = text;
     end = text + len;
 
     while (p < end) {
-        line++;
+        ps.line++;
 
         last = memchr(p, '\n', end - p);
         if (last == NULL) {
             ngx_http_malloc_heap_error(err, "line %zu: no newline at its end "
-                                       "(a dump cut short?)", line);
+                                       "(a dump cut short?)", ps.line);
             return -1;
         }
 
         if (memchr(p, '\0', last - p) != NULL) {
-            ngx_http_malloc_heap_error(err, "line %zu: a NUL byte", line);
+            ngx_http_malloc_heap_error(err, "line %zu: a NUL byte", ps.line);
             return -1;
         }
 
-        switch (state) {
-
-        case ngx_http_malloc_heap_st_header:
-
-            if (last - p < 8 || memcmp(p, "heap_v2/", 8) != 0) {
-                ngx_http_malloc_heap_error(err, "line 1: not a heap_v2 dump "
-                                           "(no \"heap_v2/\" header)");
-                return -1;
-            }
-
-            if (ngx_http_malloc_heap_period(p + 8, last, &period) != 0) {
-                ngx_http_malloc_heap_error(err, "line 1: bad sampling period "
-                                           "in \"heap_v2/\" header");
-                return -1;
-            }
-
-            if (heap->period != 0 && heap->period != period) {
-                ngx_http_malloc_heap_error(err, "sampling period %" PRIu64
-                                           " differs from %" PRIu64
-                                           " of the dumps before",
-                                           period, heap->period);
-                return -1;
-            }
-
-            heap->period = period;
-            state = ngx_http_malloc_heap_st_total;
-            break;
-
-        case ngx_http_malloc_heap_st_total:
-
-            /* the process-wide totals: checked, then recomputed on write */
-
-            if (ngx_http_malloc_heap_thread(p, last, 0, c) != 1) {
-                ngx_http_malloc_heap_error(err, "line %zu: expected the "
-                                           "\"  t*: \" totals line", line);
-                return -1;
-            }
-
-            state = ngx_http_malloc_heap_st_threads;
-            break;
-
-        case ngx_http_malloc_heap_st_stack_total:
-
-            if (ngx_http_malloc_heap_thread(p, last, 0, c) != 1) {
-                ngx_http_malloc_heap_error(err, "line %zu: expected the "
-                                           "\"  t*: \" line of the stack "
-                                           "above", line);
-                return -1;
-            }
-
-            ngx_http_malloc_heap_normalize(&c[0], &c[1]);
-            ngx_http_malloc_heap_normalize(&c[2], &c[3]);
-
-            if (ngx_http_malloc_heap_insert(heap, frames, nframes, c, err,
-                                            line)
-                != 0)
-            {
-                return -1;
-            }
-
-            state = ngx_http_malloc_heap_st_stack_threads;
-            break;
-
-        case ngx_http_malloc_heap_st_threads:
-        case ngx_http_malloc_heap_st_stack_threads:
-
-            if (p == last) {
-                state = ngx_http_malloc_heap_st_blank;
-                break;
-            }
-
-            if (*p == '@') {
-                if (ngx_http_malloc_heap_frames(p, last, frames, &nframes,
-                                                err, line)
-                    != 0)
-                {
-                    return -1;
-                }
-
-                state = ngx_http_malloc_heap_st_stack_total;
-                break;
-            }
-
-            /* thread names show only in the header's per-thread lines */
-
-            rc = ngx_http_malloc_heap_thread(p, last,
-                                  state == ngx_http_malloc_heap_st_threads, c);
-            if (rc != 0) {
-                ngx_http_malloc_heap_error(err, "line %zu: expected a "
-                                           "\"  t<thread>: \" line, a stack "
-                                           "or a blank line", line);
-                return -1;
-            }
-
-            break;
-
-        case ngx_http_malloc_heap_st_blank:
-
+        if (ps.state == ngx_http_malloc_heap_st_blank) {
             if ((size_t) (last - p) != sizeof("MAPPED_LIBRARIES:") - 1
                 || memcmp(p, "MAPPED_LIBRARIES:", last - p) != 0)
             {
                 ngx_http_malloc_heap_error(err, "line %zu: expected "
                                            "\"MAPPED_LIBRARIES:\" after the "
-                                           "blank line", line);
+                                           "blank line", ps.line);
                 return -1;
             }
 
             return ngx_http_malloc_heap_maps(heap, last + 1, end, err);
         }
 
+        if (ngx_http_malloc_heap_line(heap, &ps, p, last) != 0) {
+            return -1;
+        }
+
         p = last + 1;
     }
 
-    return ngx_http_malloc_heap_end(state, line + 1, err);
+    return ngx_http_malloc_heap_end(ps.state, ps.line + 1, err);
+}
+
+
+/* one whole line of the dump before its blank line, as "ps" expects */
+
+static int
+ngx_http_malloc_heap_line(ngx_http_malloc_heap_t *heap,
+    ngx_http_malloc_heap_parse_t *ps, const unsigned char *p,
+    const unsigned char *last)
+{
+    int       total;
+    uint64_t  c[4];
+
+    switch (ps->state) {
+
+    case ngx_http_malloc_heap_st_header:
+
+        if (ngx_http_malloc_heap_header(heap, p, last, ps->err) != 0) {
+            return -1;
+        }
+
+        ps->state = ngx_http_malloc_heap_st_total;
+        return 0;
+
+    case ngx_http_malloc_heap_st_total:
+    case ngx_http_malloc_heap_st_stack_total:
+
+        total = (ps->state == ngx_http_malloc_heap_st_total);
+
+        if (ngx_http_malloc_heap_thread(p, last, 0, c) != 1) {
+            ngx_http_malloc_heap_error(ps->err, "line %zu: expected the "
+                                       "\"  t*: \" %s", ps->line,
+                                       total ? "totals line"
+                                             : "line of the stack above");
+            return -1;
+        }
+
+        /* the process-wide totals: checked, then recomputed on write */
+
+        if (total) {
+            ps->state = ngx_http_malloc_heap_st_threads;
+            return 0;
+        }
+
+        ngx_http_malloc_heap_normalize(&c[0], &c[1]);
+        ngx_http_malloc_heap_normalize(&c[2], &c[3]);
+
+        if (ngx_http_malloc_heap_insert(heap, ps->frames, ps->nframes, c,
+                                        ps->err, ps->line)
+            != 0)
+        {
+            return -1;
+        }
+
+        ps->state = ngx_http_malloc_heap_st_stack_threads;
+        return 0;
+
+    default: /* the threads of the header or of a stack */
+        return ngx_http_malloc_heap_threads(ps, p, last);
+    }
+}
+
+
+/* "heap_v2/<period>", the period the same as the dumps' before */
+
+static int
+ngx_http_malloc_heap_header(ngx_http_malloc_heap_t *heap,
+    const unsigned char *p, const unsigned char *last, char *err)
+{
+    uint64_t  period;
+
+    if (last - p < 8 || memcmp(p, "heap_v2/", 8) != 0) {
+        ngx_http_malloc_heap_error(err, "line 1: not a heap_v2 dump "
+                                   "(no \"heap_v2/\" header)");
+        return -1;
+    }
+
+    if (ngx_http_malloc_heap_period(p + 8, last, &period) != 0) {
+        ngx_http_malloc_heap_error(err, "line 1: bad sampling period "
+                                   "in \"heap_v2/\" header");
+        return -1;
+    }
+
+    if (heap->period != 0 && heap->period != period) {
+        ngx_http_malloc_heap_error(err, "sampling period %" PRIu64
+                                   " differs from %" PRIu64
+                                   " of the dumps before",
+                                   period, heap->period);
+        return -1;
+    }
+
+    heap->period = period;
+
+    return 0;
+}
+
+
+/*
+ * A line after a "t*" line: one more thread's, the "@" line of the next
+ * stack, or the blank line before the maps
+ */
+
+static int
+ngx_http_malloc_heap_threads(ngx_http_malloc_heap_parse_t *ps,
+    const unsigned char *p, const unsigned char *last)
+{
+    int       rc;
+    uint64_t  c[4];
+
+    if (p == last) {
+        ps->state = ngx_http_malloc_heap_st_blank;
+        return 0;
+    }
+
+    if (*p == '@') {
+        if (ngx_http_malloc_heap_frames(p, last, ps->frames, &ps->nframes,
+                                        ps->err, ps->line)
+            != 0)
+        {
+            return -1;
+        }
+
+        ps->state = ngx_http_malloc_heap_st_stack_total;
+        return 0;
+    }
+
+    /* thread names show only in the header's per-thread lines */
+
+    rc = ngx_http_malloc_heap_thread(p, last,
+                             ps->state == ngx_http_malloc_heap_st_threads, c);
+    if (rc != 0) {
+        ngx_http_malloc_heap_error(ps->err, "line %zu: expected a "
+                                   "\"  t<thread>: \" line, a stack "
+                                   "or a blank line", ps->line);
+        return -1;
+    }
+
+    return 0;
 }
 
 
@@ -624,10 +692,7 @@ static int
 ngx_http_malloc_heap_frames(const unsigned char *p, const unsigned char *last,
     uint64_t *frames, uint32_t *nframes, char *err, size_t line)
 {
-    uint32_t              n;
-    uint64_t              v;
-    unsigned              d;
-    const unsigned char  *start;
+    uint32_t  n;
 
     n = 0;
     p++;
@@ -657,50 +722,12 @@ ngx_http_malloc_heap_frames(const unsigned char *p, const unsigned char *last,
             continue;
         }
 
-        if (last - p < 3 || p[0] != '0' || p[1] != 'x') {
-            ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
-                                       "\"0x<hex>\"", line);
+        p = ngx_http_malloc_heap_frame(p, last, &frames[n], err, line);
+        if (p == NULL) {
             return -1;
         }
 
-        p += 2;
-        start = p;
-        v = 0;
-
-        while (p < last && *p != ' ') {
-
-            if (*p >= '0' && *p <= '9') {
-                d = *p - '0';
-
-            } else if (*p >= 'a' && *p <= 'f') {
-                d = *p - 'a' + 10;
-
-            } else if (*p >= 'A' && *p <= 'F') {
-                d = *p - 'A' + 10;
-
-            } else {
-                ngx_http_malloc_heap_error(err, "line %zu: a bad hex digit in "
-                                           "a frame", line);
-                return -1;
-            }
-
-            if (p - start == 16) {
-                ngx_http_malloc_heap_error(err, "line %zu: a frame of more "
-                                           "than 64 bits", line);
-                return -1;
-            }
-
-            v = (v << 4) | d;
-            p++;
-        }
-
-        if (p == start) {
-            ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
-                                       "\"0x<hex>\"", line);
-            return -1;
-        }
-
-        frames[n++] = v;
+        n++;
     }
 
     /* a stack without frames names nothing, and jeprof drops its line */
@@ -714,6 +741,65 @@ ngx_http_malloc_heap_frames(const unsigned char *p, const unsigned char *last,
     *nframes = n;
 
     return 0;
+}
+
+
+/* one "0x<hex>" frame of at most 64 bits: the end of it, or NULL */
+
+static const unsigned char *
+ngx_http_malloc_heap_frame(const unsigned char *p, const unsigned char *last,
+    uint64_t *frame, char *err, size_t line)
+{
+    uint64_t              v;
+    unsigned              d;
+    const unsigned char  *start;
+
+    if (last - p < 3 || p[0] != '0' || p[1] != 'x') {
+        ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
+                                   "\"0x<hex>\"", line);
+        return NULL;
+    }
+
+    p += 2;
+    start = p;
+    v = 0;
+
+    while (p < last && *p != ' ') {
+
+        if (*p >= '0' && *p <= '9') {
+            d = *p - '0';
+
+        } else if (*p >= 'a' && *p <= 'f') {
+            d = *p - 'a' + 10;
+
+        } else if (*p >= 'A' && *p <= 'F') {
+            d = *p - 'A' + 10;
+
+        } else {
+            ngx_http_malloc_heap_error(err, "line %zu: a bad hex digit in "
+                                       "a frame", line);
+            return NULL;
+        }
+
+        if (p - start == 16) {
+            ngx_http_malloc_heap_error(err, "line %zu: a frame of more "
+                                       "than 64 bits", line);
+            return NULL;
+        }
+
+        v = (v << 4) | d;
+        p++;
+    }
+
+    if (p == start) {
+        ngx_http_malloc_heap_error(err, "line %zu: a frame that is not "
+                                   "\"0x<hex>\"", line);
+        return NULL;
+    }
+
+    *frame = v;
+
+    return p;
 }
 
 
@@ -957,13 +1043,10 @@ int
 ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
     const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep)
 {
-    size_t                          i, n;
-    double                          grew[3], fb, fo;
-    uint32_t                        g;
-    uint64_t                        period;
-    ngx_http_malloc_share_t        *sh;
-    ngx_http_malloc_stack_t        *s;
-    const ngx_http_malloc_stack_t  *b;
+    size_t                    i, n;
+    uint64_t                  period;
+    ngx_http_malloc_share_t  *sh;
+    ngx_http_malloc_stack_t  *s;
 
     /* sampled counts at different rates do not subtract */
 
@@ -983,72 +1066,17 @@ ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
 
     memset(sh, 0, (keep->ngroups + 1) * sizeof(ngx_http_malloc_share_t));
 
-    /* what each group's stacks grew by, and hold, in all */
-
-    for (i = 0; i < heap->nstacks; i++) {
-        if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
-            continue;
-        }
-
-        g = keep->group[i];
-
-        sh[g].grew += (grew[0] > 0) ? grew[0] : 0;
-        sh[g].ogrew += (grew[1] > 0) ? grew[1] : 0;
-        sh[g].held += grew[2];
-    }
+    ngx_http_malloc_heap_groups(heap, base, keep, sh);
 
     n = 0;
     heap->accum = 0;
 
     for (i = 0; i < heap->nstacks; i++) {
-        if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
+        if (ngx_http_malloc_heap_kept(heap, base, keep, i, period, sh) != 0) {
             continue;
         }
 
-        g = keep->group[i];
         s = &heap->stacks[i];
-
-        fb = (sh[g].grew > 0) ? ((grew[0] > 0) ? grew[0] : 0) / sh[g].grew
-             : (sh[g].held > 0) ? grew[2] / sh[g].held : 0;
-        fo = (sh[g].ogrew > 0) ? ((grew[1] > 0) ? grew[1] : 0) / sh[g].ogrew
-             : fb;
-
-        s->kept_bytes = ngx_http_malloc_heap_share(&sh[g].bytes,
-                                                   &sh[g].given_bytes,
-                                                   keep->bytes[g] * fb);
-        s->kept_objs = (keep->objs[g] > 0)
-                       ? ngx_http_malloc_heap_share(&sh[g].objs,
-                                                    &sh[g].given_objs,
-                                                    keep->objs[g] * fo)
-                       : 0;
-
-        if (s->kept_bytes <= 0) {
-            continue;
-        }
-
-        /* grown in bytes but not in count: bigger objects */
-
-        if (s->kept_objs <= 0) {
-            s->kept_objs = 1;
-        }
-
-        ngx_http_malloc_heap_sampled(s, period, &sh[g]);
-
-        /* accumulated counts only fall after a prof.reset */
-
-        if (b != NULL) {
-            if (s->accum_bytes > b->accum_bytes) {
-                s->accum_bytes -= b->accum_bytes;
-                s->accum_objs = (s->accum_objs > b->accum_objs)
-                                ? s->accum_objs - b->accum_objs : 0;
-
-            } else {
-                s->accum_bytes = 0;
-                s->accum_objs = 0;
-            }
-
-            ngx_http_malloc_heap_normalize(&s->accum_objs, &s->accum_bytes);
-        }
 
         if (s->accum_objs != 0 || s->accum_bytes != 0) {
             heap->accum = 1;
@@ -1061,6 +1089,104 @@ ngx_http_malloc_heap_keep(ngx_http_malloc_heap_t *heap,
     heap->kept = 1;
 
     ngx_http_malloc_heap_reindex(heap);
+
+    return 0;
+}
+
+
+/*
+ * What each group's stacks grew by, and hold, in all: the whole that
+ * heap_kept() shares out among them
+ */
+
+static void
+ngx_http_malloc_heap_groups(const ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    ngx_http_malloc_share_t *sh)
+{
+    size_t                          i;
+    double                          grew[3];
+    uint32_t                        g;
+    const ngx_http_malloc_stack_t  *b;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
+            continue;
+        }
+
+        g = keep->group[i];
+
+        sh[g].grew += (grew[0] > 0) ? grew[0] : 0;
+        sh[g].ogrew += (grew[1] > 0) ? grew[1] : 0;
+        sh[g].held += grew[2];
+    }
+}
+
+
+/*
+ * Heap stack i's share of its group's change, in place: its kept and
+ * sampled counts, and its accumulated ones since the base.  -1 for a
+ * stack that goes: its group goes, or its share of the bytes is none.
+ */
+
+static int
+ngx_http_malloc_heap_kept(ngx_http_malloc_heap_t *heap,
+    const ngx_http_malloc_heap_t *base, const ngx_http_malloc_keep_t *keep,
+    size_t i, uint64_t period, ngx_http_malloc_share_t *sh)
+{
+    double                          grew[3], fb, fo;
+    uint32_t                        g;
+    ngx_http_malloc_stack_t        *s;
+    const ngx_http_malloc_stack_t  *b;
+
+    if (ngx_http_malloc_heap_growth(heap, base, keep, i, &b, grew) != 0) {
+        return -1;
+    }
+
+    g = keep->group[i];
+    s = &heap->stacks[i];
+
+    fb = (sh[g].grew > 0) ? ((grew[0] > 0) ? grew[0] : 0) / sh[g].grew
+         : (sh[g].held > 0) ? grew[2] / sh[g].held : 0;
+    fo = (sh[g].ogrew > 0) ? ((grew[1] > 0) ? grew[1] : 0) / sh[g].ogrew
+         : fb;
+
+    s->kept_bytes = ngx_http_malloc_heap_share(&sh[g].bytes,
+                                               &sh[g].given_bytes,
+                                               keep->bytes[g] * fb);
+    s->kept_objs = (keep->objs[g] > 0)
+                   ? ngx_http_malloc_heap_share(&sh[g].objs,
+                                                &sh[g].given_objs,
+                                                keep->objs[g] * fo)
+                   : 0;
+
+    if (s->kept_bytes <= 0) {
+        return -1;
+    }
+
+    /* grown in bytes but not in count: bigger objects */
+
+    if (s->kept_objs <= 0) {
+        s->kept_objs = 1;
+    }
+
+    ngx_http_malloc_heap_sampled(s, period, &sh[g]);
+
+    /* accumulated counts only fall after a prof.reset */
+
+    if (b != NULL) {
+        if (s->accum_bytes > b->accum_bytes) {
+            s->accum_bytes -= b->accum_bytes;
+            s->accum_objs = (s->accum_objs > b->accum_objs)
+                            ? s->accum_objs - b->accum_objs : 0;
+
+        } else {
+            s->accum_bytes = 0;
+            s->accum_objs = 0;
+        }
+
+        ngx_http_malloc_heap_normalize(&s->accum_objs, &s->accum_bytes);
+    }
 
     return 0;
 }

@@ -25,6 +25,13 @@
 #include "ngx_http_malloc_origin.h"
 
 
+static int ngx_http_malloc_origin_same(ngx_http_malloc_header_t origin,
+    ngx_http_malloc_header_t host, const char *scheme, const char *trusted,
+    char *err);
+static size_t ngx_http_malloc_origin_host(const unsigned char *s,
+    size_t len, size_t start, char *err);
+static size_t ngx_http_malloc_origin_port(const unsigned char *s,
+    size_t len, size_t start, unsigned def, char *err);
 static int ngx_http_malloc_origin_eq(const unsigned char *a, size_t alen,
     const unsigned char *b, size_t blen);
 static int ngx_http_malloc_origin_trusted(ngx_http_malloc_header_t origin,
@@ -41,10 +48,7 @@ ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
     ngx_http_malloc_header_t origin, ngx_http_malloc_header_t host,
     const char *scheme, const char *trusted, char *err)
 {
-    int     same_host;
-    size_t  skip;
-    char    q1[NGX_HTTP_MALLOC_QUOTE_LEN];
-    char    q2[NGX_HTTP_MALLOC_QUOTE_LEN];
+    char  q1[NGX_HTTP_MALLOC_QUOTE_LEN];
 
     if (site.data != NULL) {
 
@@ -78,6 +82,25 @@ ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
     if (origin.data == NULL) {
         return NGX_HTTP_MALLOC_ORIGIN_OK;
     }
+
+    return ngx_http_malloc_origin_same(origin, host, scheme, trusted, err);
+}
+
+
+/*
+ * Without Sec-Fetch-Site: the Origin against the location's own origin,
+ * scheme "://" Host, then against the trusted ones
+ */
+
+static int
+ngx_http_malloc_origin_same(ngx_http_malloc_header_t origin,
+    ngx_http_malloc_header_t host, const char *scheme, const char *trusted,
+    char *err)
+{
+    int     same_host;
+    size_t  skip;
+    char    q1[NGX_HTTP_MALLOC_QUOTE_LEN];
+    char    q2[NGX_HTTP_MALLOC_QUOTE_LEN];
 
     /*
      * The Host header has no scheme: compare what follows "://" with it,
@@ -133,8 +156,8 @@ ngx_http_malloc_origin_check(ngx_http_malloc_header_t site,
 int
 ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
 {
-    size_t    i, start, digits;
-    unsigned  port, def;
+    size_t    i;
+    unsigned  def;
 
     if (len >= 7 && ngx_http_malloc_origin_eq(s, 7,
                                               (unsigned char *) "http://", 7))
@@ -155,7 +178,42 @@ ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
         return -1;
     }
 
-    start = i;
+    i = ngx_http_malloc_origin_host(s, len, i, err);
+    if (i == 0) {
+        return -1;
+    }
+
+    if (i < len && s[i] == ':') {
+        i = ngx_http_malloc_origin_port(s, len, i + 1, def, err);
+        if (i == 0) {
+            return -1;
+        }
+    }
+
+    if (i < len) {
+        snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
+                 "an origin is scheme://host[:port] and nothing after it "
+                 "(no path, not even \"/\"), as in "
+                 "\"https://dash.example.com:8443\"");
+        return -1;
+    }
+
+    return 0;
+}
+
+
+/*
+ * The host of an origin, a name or an IPv6 address, from "start": where
+ * it ends, or 0 with a reason in err
+ */
+
+static size_t
+ngx_http_malloc_origin_host(const unsigned char *s, size_t len, size_t start,
+    char *err)
+{
+    size_t  i;
+
+    i = start;
 
     if (i < len && s[i] == '[') {
 
@@ -173,67 +231,72 @@ ngx_http_malloc_origin_valid(const unsigned char *s, size_t len, char *err)
         if (i == len || s[i] != ']' || i == start + 1) {
             snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
                      "an IPv6 address in an origin is written \"[::1]\"");
-            return -1;
+            return 0;
         }
 
-        i++;
-
-    } else {
-        for ( /* void */ ; i < len; i++) {
-            if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z')
-                  || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-'
-                  || s[i] == '.' || s[i] == '_'))
-            {
-                break;
-            }
-        }
-
-        if (i == start || s[start] == '.' || s[i - 1] == '.') {
-            snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
-                     "an origin names a host, as in "
-                     "\"https://dash.example.com\"");
-            return -1;
-        }
+        return i + 1;
     }
 
-    if (i < len && s[i] == ':') {
-        port = 0;
-        digits = 0;
-
-        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (++digits <= 5) {
-                port = port * 10 + (s[i] - '0');
-            }
-        }
-
-        if (digits == 0 || digits > 5 || port == 0 || port > 65535
-            || s[i - digits] == '0')
+    for ( /* void */ ; i < len; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z')
+              || (s[i] >= 'A' && s[i] <= 'Z') || s[i] == '-'
+              || s[i] == '.' || s[i] == '_'))
         {
-            snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
-                     "the port of an origin is a number from 1 to 65535, "
-                     "without leading zeros");
-            return -1;
-        }
-
-        /* browsers leave the default port out: it would never match */
-
-        if (port == def) {
-            snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
-                     "browsers send an origin without the default port "
-                     "of its scheme: leave \":%u\" out", port);
-            return -1;
+            break;
         }
     }
 
-    if (i < len) {
+    if (i == start || s[start] == '.' || s[i - 1] == '.') {
         snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
-                 "an origin is scheme://host[:port] and nothing after it "
-                 "(no path, not even \"/\"), as in "
-                 "\"https://dash.example.com:8443\"");
-        return -1;
+                 "an origin names a host, as in "
+                 "\"https://dash.example.com\"");
+        return 0;
     }
 
-    return 0;
+    return i;
+}
+
+
+/*
+ * The port of an origin, from "start" after its ':': where it ends, or 0
+ * with a reason in err
+ */
+
+static size_t
+ngx_http_malloc_origin_port(const unsigned char *s, size_t len, size_t start,
+    unsigned def, char *err)
+{
+    size_t    i, digits;
+    unsigned  port;
+
+    port = 0;
+    digits = 0;
+
+    for (i = start; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (++digits <= 5) {
+            port = port * 10 + (s[i] - '0');
+        }
+    }
+
+    if (digits == 0 || digits > 5 || port == 0 || port > 65535
+        || s[i - digits] == '0')
+    {
+        snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
+                 "the port of an origin is a number from 1 to 65535, "
+                 "without leading zeros");
+        return 0;
+    }
+
+    /* browsers leave the default port out: it would never match */
+
+    if (port == def) {
+        snprintf(err, NGX_HTTP_MALLOC_ORIGIN_ERR_LEN,
+                 "browsers send an origin without the default port "
+                 "of its scheme: leave \":%u\" out", port);
+        return 0;
+    }
+
+    return i;
 }
 
 

@@ -84,6 +84,11 @@ static int ngx_http_malloc_pipe_base(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_named_t *np, uint32_t *which);
 static void ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
     const ngx_http_malloc_named_t *np);
+static size_t ngx_http_malloc_pipe_summary(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_noise_t *nz, const char **comments);
+static size_t ngx_http_malloc_pipe_grown(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np, ngx_http_malloc_grew_t *grew,
+    const char **comments);
 static char *ngx_http_malloc_pipe_grew(ngx_http_malloc_pipe_t *pl,
     const ngx_http_malloc_named_t *np, size_t i);
 static int ngx_http_malloc_pipe_larger(const void *one, const void *two);
@@ -513,13 +518,9 @@ static void
 ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
     const ngx_http_malloc_named_t *np)
 {
-    size_t                          n, i, ngrew;
-    const char                    **comments;
-    ngx_http_malloc_grew_t         *grew;
-    const ngx_http_malloc_noise_t  *nz;
-    char                            line[512];
-
-    nz = &np->noise;
+    size_t                   n;
+    const char             **comments;
+    ngx_http_malloc_grew_t  *grew;
 
     comments = ngx_http_malloc_arena_alloc(pl->arena,
                                            (NGX_HTTP_MALLOC_PIPE_GREW + 7)
@@ -529,6 +530,27 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
     if (comments == NULL || grew == NULL) {
         return;
     }
+
+    n = ngx_http_malloc_pipe_summary(pl, &np->noise, comments);
+    n += ngx_http_malloc_pipe_grown(pl, np, grew, comments + n);
+
+    pl->comments = comments;
+    pl->ncomments = n;
+}
+
+
+/*
+ * The comments on the whole comparison, at most 6, into "comments": the
+ * judgement, why it is empty, the net, the detection limit, the exact
+ * change and the caveat; how many
+ */
+
+static size_t
+ngx_http_malloc_pipe_summary(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_noise_t *nz, const char **comments)
+{
+    size_t  n;
+    char    line[512];
 
     n = 0;
 
@@ -577,6 +599,23 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
         comments[n++] = pl->caveat;
     }
 
+    return n;
+}
+
+
+/*
+ * The named stacks judged grown, the largest first, at most
+ * NGX_HTTP_MALLOC_PIPE_GREW and a line for the rest, into "comments"
+ * ("grew" is room for them all); how many
+ */
+
+static size_t
+ngx_http_malloc_pipe_grown(ngx_http_malloc_pipe_t *pl,
+    const ngx_http_malloc_named_t *np, ngx_http_malloc_grew_t *grew,
+    const char **comments)
+{
+    size_t  n, i, ngrew;
+
     ngrew = 0;
 
     for (i = 0; i < np->nstacks; i++) {
@@ -591,6 +630,8 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
     qsort(grew, ngrew, sizeof(ngx_http_malloc_grew_t),
           ngx_http_malloc_pipe_larger);
 
+    n = 0;
+
     for (i = 0; i < ngrew && i < NGX_HTTP_MALLOC_PIPE_GREW; i++) {
         comments[n++] = ngx_http_malloc_pipe_grew(pl, np, grew[i].stack);
     }
@@ -602,8 +643,7 @@ ngx_http_malloc_pipe_comments(ngx_http_malloc_pipe_t *pl,
                             ngrew - NGX_HTTP_MALLOC_PIPE_GREW);
     }
 
-    pl->comments = comments;
-    pl->ncomments = n;
+    return n;
 }
 
 

@@ -100,6 +100,10 @@ typedef struct {
 
 
 static void ngx_http_malloc_pprof_error(char *err, const char *msg);
+static int ngx_http_malloc_pprof_scratch(ngx_http_malloc_pprof_ctx_t *ctx);
+static int ngx_http_malloc_pprof_types(ngx_http_malloc_pprof_ctx_t *ctx);
+static int ngx_http_malloc_pprof_comments(ngx_http_malloc_pprof_ctx_t *ctx);
+static void ngx_http_malloc_pprof_scalars(ngx_http_malloc_pprof_ctx_t *ctx);
 static void *ngx_http_malloc_pprof_grow(ngx_http_malloc_arena_t *arena,
     void *old, size_t n, size_t *cap, size_t size);
 static uint64_t ngx_http_malloc_pprof_mix(uint64_t key);
@@ -116,6 +120,11 @@ static uint32_t ngx_http_malloc_pprof_location(
     ngx_http_malloc_pprof_ctx_t *ctx, uint64_t addr);
 static int ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
     const ngx_http_malloc_stack_t *s);
+static size_t ngx_http_malloc_pprof_values(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s, int64_t *v);
+static size_t ngx_http_malloc_pprof_label(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s, unsigned char *label);
+static size_t ngx_http_malloc_pprof_field_len(size_t len);
 static int ngx_http_malloc_pprof_mappings(ngx_http_malloc_pprof_ctx_t *ctx);
 static void ngx_http_malloc_pprof_tables(ngx_http_malloc_pprof_ctx_t *ctx);
 static voidpf ngx_http_malloc_pprof_zalloc(voidpf opaque, uInt items,
@@ -136,13 +145,10 @@ int
 ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     ngx_http_malloc_mbuf_t *out, char *err)
 {
-    int                             rc;
-    size_t                          i, max;
-    int64_t                         k;
-    unsigned char                   buf[2 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char                  *p;
-    const ngx_http_malloc_heap_t   *heap;
-    ngx_http_malloc_pprof_ctx_t     ctx;
+    int                            rc;
+    size_t                         i;
+    const ngx_http_malloc_heap_t  *heap;
+    ngx_http_malloc_pprof_ctx_t    ctx;
 
     heap = pp->heap;
 
@@ -150,69 +156,10 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
     ctx.pp = pp;
     ctx.arena = pp->arena;
 
-    max = 0;
-
-    for (i = 0; i < heap->nstacks; i++) {
-        if (heap->stacks[i].nframes > max) {
-            max = heap->stacks[i].nframes;
-        }
-    }
-
-    /*
-     * the largest sample: location ids, up to 4 values and a label, each
-     * a varint, with the tags and lengths around them
-     */
-
-    ctx.ids = ngx_http_malloc_arena_alloc(ctx.arena,
-                                          (max + 1) * sizeof(uint64_t));
-    ctx.scratch = ngx_http_malloc_arena_alloc(ctx.arena,
-                                  (max + 16) * NGX_HTTP_MALLOC_PB_FIELD_MAX);
-
-    if (ctx.ids == NULL || ctx.scratch == NULL) {
-        goto nomem;
-    }
-
-    /* string 0 must be "" */
-
-    if (ngx_http_malloc_pprof_cstring(&ctx, "") != 0) {
-        goto nomem;
-    }
-
-    /* alloc_* first: pprof shows the last sample type unless told */
-
-    if (heap->accum) {
-        if (ngx_http_malloc_pprof_value_type(&ctx,
-                                             NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
-                                             "alloc_objects", "count")
-            != 0
-            || ngx_http_malloc_pprof_value_type(&ctx,
-                                              NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
-                                              "alloc_space", "bytes")
-               != 0)
-        {
-            goto nomem;
-        }
-    }
-
-    if (ngx_http_malloc_pprof_value_type(&ctx, NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
-                                         "inuse_objects", "count")
-        != 0
-        || ngx_http_malloc_pprof_value_type(&ctx,
-                                            NGX_HTTP_MALLOC_PB_SAMPLE_TYPE,
-                                            "inuse_space", "bytes")
-           != 0
-        || ngx_http_malloc_pprof_value_type(&ctx,
-                                            NGX_HTTP_MALLOC_PB_PERIOD_TYPE,
-                                            "space", "bytes")
-           != 0)
+    if (ngx_http_malloc_pprof_scratch(&ctx) != 0
+        || ngx_http_malloc_pprof_types(&ctx) != 0
+        || ngx_http_malloc_pprof_mappings(&ctx) != 0)
     {
-        goto nomem;
-    }
-
-    ctx.s_bytes = ngx_http_malloc_pprof_cstring(&ctx, "bytes");
-    ctx.s_inuse_space = ngx_http_malloc_pprof_cstring(&ctx, "inuse_space");
-
-    if (ngx_http_malloc_pprof_mappings(&ctx) != 0) {
         goto nomem;
     }
 
@@ -222,46 +169,12 @@ ngx_http_malloc_pprof_encode(ngx_http_malloc_pprof_t *pp,
         }
     }
 
-    /* comments are string indexes; go tool pprof -comments prints them */
-
-    for (i = 0; i < pp->ncomments; i++) {
-        k = ngx_http_malloc_pprof_cstring(&ctx, pp->comments[i]);
-        if (k <= 0) {
-            goto nomem;
-        }
-
-        p = ngx_http_malloc_protobuf_uint(buf, NGX_HTTP_MALLOC_PB_COMMENT,
-                                          (uint64_t) k);
-        ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
+    if (ngx_http_malloc_pprof_comments(&ctx) != 0) {
+        goto nomem;
     }
 
     ngx_http_malloc_pprof_tables(&ctx);
-
-    p = buf;
-
-    if (pp->time_nanos != 0) {
-        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_TIME_NANOS,
-                                          (uint64_t) pp->time_nanos);
-    }
-
-    if (pp->duration_nanos != 0) {
-        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DURATION_NANOS,
-                                          (uint64_t) pp->duration_nanos);
-    }
-
-    ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
-
-    p = buf;
-
-    if (heap->period != 0) {
-        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_PERIOD,
-                                          heap->period);
-    }
-
-    p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DEFAULT_TYPE,
-                                      (uint64_t) ctx.s_inuse_space);
-
-    ngx_http_malloc_mbuf_append(&ctx.pb, buf, p - buf);
+    ngx_http_malloc_pprof_scalars(&ctx);
 
     if (ctx.pb.failed) {
         goto nomem;
@@ -284,6 +197,144 @@ nomem:
     ngx_http_malloc_pprof_error(err, "out of memory while encoding the "
                                 "profile");
     return -1;
+}
+
+
+/*
+ * Room for the largest sample: location ids, up to 4 values and a label,
+ * each a varint, with the tags and lengths around them
+ */
+
+static int
+ngx_http_malloc_pprof_scratch(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    size_t                         i, max;
+    const ngx_http_malloc_heap_t  *heap;
+
+    heap = ctx->pp->heap;
+    max = 0;
+
+    for (i = 0; i < heap->nstacks; i++) {
+        if (heap->stacks[i].nframes > max) {
+            max = heap->stacks[i].nframes;
+        }
+    }
+
+    ctx->ids = ngx_http_malloc_arena_alloc(ctx->arena,
+                                           (max + 1) * sizeof(uint64_t));
+    ctx->scratch = ngx_http_malloc_arena_alloc(ctx->arena,
+                                   (max + 16) * NGX_HTTP_MALLOC_PB_FIELD_MAX);
+
+    if (ctx->ids == NULL || ctx->scratch == NULL) {
+        return -1;
+    }
+
+    return 0;
+}
+
+
+/*
+ * String 0, which must be "", then the sample types and the period's
+ * type; -1: out of memory
+ */
+
+static int
+ngx_http_malloc_pprof_types(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    size_t  i;
+    static const struct {
+        unsigned     field;
+        const char  *type;
+        const char  *unit;
+    } types[] = {
+        { NGX_HTTP_MALLOC_PB_SAMPLE_TYPE, "alloc_objects", "count" },
+        { NGX_HTTP_MALLOC_PB_SAMPLE_TYPE, "alloc_space", "bytes" },
+        { NGX_HTTP_MALLOC_PB_SAMPLE_TYPE, "inuse_objects", "count" },
+        { NGX_HTTP_MALLOC_PB_SAMPLE_TYPE, "inuse_space", "bytes" },
+        { NGX_HTTP_MALLOC_PB_PERIOD_TYPE, "space", "bytes" }
+    };
+
+    if (ngx_http_malloc_pprof_cstring(ctx, "") != 0) {
+        return -1;
+    }
+
+    /* alloc_* first: pprof shows the last sample type unless told */
+
+    for (i = ctx->pp->heap->accum ? 0 : 2;
+         i < sizeof(types) / sizeof(types[0]);
+         i++)
+    {
+        if (ngx_http_malloc_pprof_value_type(ctx, types[i].field,
+                                             types[i].type, types[i].unit)
+            != 0)
+        {
+            return -1;
+        }
+    }
+
+    ctx->s_bytes = ngx_http_malloc_pprof_cstring(ctx, "bytes");
+    ctx->s_inuse_space = ngx_http_malloc_pprof_cstring(ctx, "inuse_space");
+
+    return 0;
+}
+
+
+/* comments are string indexes; go tool pprof -comments prints them */
+
+static int
+ngx_http_malloc_pprof_comments(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    size_t          i;
+    int64_t         k;
+    unsigned char   buf[NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char  *p;
+
+    for (i = 0; i < ctx->pp->ncomments; i++) {
+        k = ngx_http_malloc_pprof_cstring(ctx, ctx->pp->comments[i]);
+        if (k <= 0) {
+            return -1;
+        }
+
+        p = ngx_http_malloc_protobuf_uint(buf, NGX_HTTP_MALLOC_PB_COMMENT,
+                                          (uint64_t) k);
+        ngx_http_malloc_mbuf_append(&ctx->pb, buf, p - buf);
+    }
+
+    return 0;
+}
+
+
+/* the times, the period and the default type, each left out when 0 */
+
+static void
+ngx_http_malloc_pprof_scalars(ngx_http_malloc_pprof_ctx_t *ctx)
+{
+    unsigned char             buf[4 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
+    unsigned char            *p;
+    ngx_http_malloc_pprof_t  *pp;
+
+    pp = ctx->pp;
+    p = buf;
+
+    if (pp->time_nanos != 0) {
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_TIME_NANOS,
+                                          (uint64_t) pp->time_nanos);
+    }
+
+    if (pp->duration_nanos != 0) {
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DURATION_NANOS,
+                                          (uint64_t) pp->duration_nanos);
+    }
+
+    if (pp->heap->period != 0) {
+        p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_PERIOD,
+                                          pp->heap->period);
+    }
+
+    p = ngx_http_malloc_protobuf_uint(p, NGX_HTTP_MALLOC_PB_DEFAULT_TYPE,
+                                      (uint64_t) ctx->s_inuse_space);
+
+    ngx_http_malloc_mbuf_append(&ctx->pb, buf, p - buf);
 }
 
 
@@ -609,23 +660,12 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
     const ngx_http_malloc_stack_t *s)
 {
     size_t          i, nv, locs_len, values_len, label_len, len;
-    int64_t         v[4], block;
+    int64_t         v[4];
     uint32_t        id;
-    uint64_t        period;
     unsigned char   label[3 * NGX_HTTP_MALLOC_PB_FIELD_MAX];
-    unsigned char  *p, *l;
+    unsigned char  *p;
 
-    period = ctx->pp->heap->period;
-    nv = 0;
-
-    if (ctx->pp->heap->accum) {
-        ngx_http_malloc_heap_unbias(period, s->accum_objs, s->accum_bytes,
-                                    &v[0], &v[1]);
-        nv = 2;
-    }
-
-    ngx_http_malloc_heap_values(ctx->pp->heap, s, &v[nv], &v[nv + 1]);
-    nv += 2;
+    nv = ngx_http_malloc_pprof_values(ctx, s, v);
 
     locs_len = 0;
 
@@ -645,37 +685,13 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
         values_len += ngx_http_malloc_protobuf_varint_len((uint64_t) v[i]);
     }
 
-    /* the object size, as pprof's "bytes" tag, like Go's heap profiles */
+    label_len = ngx_http_malloc_pprof_label(ctx, s, label);
 
-    if (ctx->pp->heap->kept && s->kept_objs > 0) {
-        block = s->kept_bytes / s->kept_objs;
+    /* a sample has at least two values: values_len is never 0 */
 
-    } else if (s->objs != 0) {
-        block = (int64_t) (s->bytes / s->objs);
-
-    } else if (s->accum_objs != 0) {
-        block = (int64_t) (s->accum_bytes / s->accum_objs);
-
-    } else {
-        block = 0;
-    }
-
-    l = label;
-    l = ngx_http_malloc_protobuf_uint(l, 1, (uint64_t) ctx->s_bytes);
-    l = ngx_http_malloc_protobuf_uint(l, 3, (uint64_t) block);
-    label_len = (block != 0) ? (size_t) (l - label) : 0;
-
-    len = 0;
-
-    if (locs_len != 0) {
-        len += 1 + ngx_http_malloc_protobuf_varint_len(locs_len) + locs_len;
-    }
-
-    len += 1 + ngx_http_malloc_protobuf_varint_len(values_len) + values_len;
-
-    if (label_len != 0) {
-        len += 1 + ngx_http_malloc_protobuf_varint_len(label_len) + label_len;
-    }
+    len = ngx_http_malloc_pprof_field_len(locs_len)
+          + ngx_http_malloc_pprof_field_len(values_len)
+          + ngx_http_malloc_pprof_field_len(label_len);
 
     p = ngx_http_malloc_protobuf_head(ctx->scratch, NGX_HTTP_MALLOC_PB_SAMPLE,
                                       len);
@@ -703,6 +719,74 @@ ngx_http_malloc_pprof_sample(ngx_http_malloc_pprof_ctx_t *ctx,
     ngx_http_malloc_mbuf_append(&ctx->pb, ctx->scratch, p - ctx->scratch);
 
     return 0;
+}
+
+
+/* a stack's values, unbiased, in the order of the sample types; how many */
+
+static size_t
+ngx_http_malloc_pprof_values(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s, int64_t *v)
+{
+    size_t  nv;
+
+    nv = 0;
+
+    if (ctx->pp->heap->accum) {
+        ngx_http_malloc_heap_unbias(ctx->pp->heap->period, s->accum_objs,
+                                    s->accum_bytes, &v[0], &v[1]);
+        nv = 2;
+    }
+
+    ngx_http_malloc_heap_values(ctx->pp->heap, s, &v[nv], &v[nv + 1]);
+
+    return nv + 2;
+}
+
+
+/*
+ * The object size, as pprof's "bytes" tag, like Go's heap profiles: the
+ * Label message in "label", its length, 0 when the size is not known
+ */
+
+static size_t
+ngx_http_malloc_pprof_label(ngx_http_malloc_pprof_ctx_t *ctx,
+    const ngx_http_malloc_stack_t *s, unsigned char *label)
+{
+    int64_t         block;
+    unsigned char  *l;
+
+    if (ctx->pp->heap->kept && s->kept_objs > 0) {
+        block = s->kept_bytes / s->kept_objs;
+
+    } else if (s->objs != 0) {
+        block = (int64_t) (s->bytes / s->objs);
+
+    } else if (s->accum_objs != 0) {
+        block = (int64_t) (s->accum_bytes / s->accum_objs);
+
+    } else {
+        block = 0;
+    }
+
+    l = label;
+    l = ngx_http_malloc_protobuf_uint(l, 1, (uint64_t) ctx->s_bytes);
+    l = ngx_http_malloc_protobuf_uint(l, 3, (uint64_t) block);
+
+    return (block != 0) ? (size_t) (l - label) : 0;
+}
+
+
+/* the bytes of a length-delimited field of a Sample; none when empty */
+
+static size_t
+ngx_http_malloc_pprof_field_len(size_t len)
+{
+    if (len == 0) {
+        return 0;
+    }
+
+    return 1 + ngx_http_malloc_protobuf_varint_len(len) + len;
 }
 
 

@@ -181,6 +181,12 @@ typedef struct {
 
 static int ngx_http_malloc_symbols_line(const char *p, const char *end,
     ngx_http_malloc_line_t *line);
+static const char *ngx_http_malloc_symbols_field(const char *p,
+    const char *end, uint64_t *value, char sep);
+static const char *ngx_http_malloc_symbols_inode(const char *p,
+    const char *end, uint64_t *inode);
+static int ngx_http_malloc_symbols_path(const char *p, const char *end,
+    ngx_http_malloc_line_t *line);
 static const char *ngx_http_malloc_symbols_hex(const char *p,
     const char *end, uint64_t *value);
 static int ngx_http_malloc_symbols_insert(ngx_http_malloc_map_t *maps,
@@ -206,6 +212,13 @@ static long ngx_http_malloc_symbols_debug(ngx_http_malloc_symbols_t *syms,
 static long ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_file_t *file, ngx_http_malloc_elf_t *elf,
     uint32_t type);
+static int ngx_http_malloc_symbols_section(ngx_http_malloc_elf_t *elf,
+    uint32_t type, Elf64_Shdr *symtab, Elf64_Shdr *strtab);
+static size_t ngx_http_malloc_symbols_unique(ngx_http_malloc_cand_t *cands,
+    size_t n, const char *str, size_t *total);
+static void ngx_http_malloc_symbols_copy(ngx_http_malloc_file_t *file,
+    const ngx_http_malloc_cand_t *cands, size_t kept, const char *str,
+    ngx_http_malloc_sym_t *out, char *names);
 static size_t ngx_http_malloc_symbols_collect(ngx_http_malloc_elf_t *elf,
     Elf64_Shdr *symtab, const char *str, uint64_t str_len,
     ngx_http_malloc_cand_t *cands);
@@ -367,16 +380,16 @@ static int
 ngx_http_malloc_symbols_line(const char *p, const char *end,
     ngx_http_malloc_line_t *line)
 {
-    uint64_t     dev, digit;
+    uint64_t     dev;
     const char  *perms;
 
-    p = ngx_http_malloc_symbols_hex(p, end, &line->start);
-    if (p == NULL || p == end || *p++ != '-') {
+    p = ngx_http_malloc_symbols_field(p, end, &line->start, '-');
+    if (p == NULL) {
         return -1;
     }
 
-    p = ngx_http_malloc_symbols_hex(p, end, &line->limit);
-    if (p == NULL || end - p < 6 || *p++ != ' ') {
+    p = ngx_http_malloc_symbols_field(p, end, &line->limit, ' ');
+    if (p == NULL || end - p < 5) {
         return -1;
     }
 
@@ -398,35 +411,24 @@ ngx_http_malloc_symbols_line(const char *p, const char *end,
 
     line->exec = (perms[2] == 'x');
 
-    p = ngx_http_malloc_symbols_hex(p, end, &line->offset);
-    if (p == NULL || p == end || *p++ != ' ') {
+    p = ngx_http_malloc_symbols_field(p, end, &line->offset, ' ');
+    if (p == NULL) {
         return -1;
     }
 
-    p = ngx_http_malloc_symbols_hex(p, end, &dev);
-    if (p == NULL || p == end || *p++ != ':') {
+    p = ngx_http_malloc_symbols_field(p, end, &dev, ':');
+    if (p == NULL) {
         return -1;
     }
 
-    p = ngx_http_malloc_symbols_hex(p, end, &dev);
-    if (p == NULL || p == end || *p++ != ' ') {
+    p = ngx_http_malloc_symbols_field(p, end, &dev, ' ');
+    if (p == NULL) {
         return -1;
     }
 
-    if (p == end || *p < '0' || *p > '9') {
+    p = ngx_http_malloc_symbols_inode(p, end, &line->inode);
+    if (p == NULL) {
         return -1;
-    }
-
-    line->inode = 0;
-
-    while (p < end && *p >= '0' && *p <= '9') {
-        digit = *p++ - '0';
-
-        if (line->inode > (UINT64_MAX - digit) / 10) {
-            return -1;
-        }
-
-        line->inode = line->inode * 10 + digit;
     }
 
     /* the kernel pads before the path; an anonymous mapping has none */
@@ -439,6 +441,63 @@ ngx_http_malloc_symbols_line(const char *p, const char *end,
         p++;
     }
 
+    return ngx_http_malloc_symbols_path(p, end, line);
+}
+
+
+/* a hex number of the line and the byte "sep" after it: the next field */
+
+static const char *
+ngx_http_malloc_symbols_field(const char *p, const char *end, uint64_t *value,
+    char sep)
+{
+    p = ngx_http_malloc_symbols_hex(p, end, value);
+    if (p == NULL || p == end || *p != sep) {
+        return NULL;
+    }
+
+    return p + 1;
+}
+
+
+/* the inode, a decimal that fits in 64 bits: what follows it, or NULL */
+
+static const char *
+ngx_http_malloc_symbols_inode(const char *p, const char *end,
+    uint64_t *inode)
+{
+    uint64_t  digit;
+
+    if (p == end || *p < '0' || *p > '9') {
+        return NULL;
+    }
+
+    *inode = 0;
+
+    while (p < end && *p >= '0' && *p <= '9') {
+        digit = *p++ - '0';
+
+        if (*inode > (UINT64_MAX - digit) / 10) {
+            return NULL;
+        }
+
+        *inode = *inode * 10 + digit;
+    }
+
+    return p;
+}
+
+
+/*
+ * From p to the end of the line: the file's path, without " (deleted)",
+ * or NULL for a mapping of none ("", "[heap]"); -1 for a path that no
+ * file can have
+ */
+
+static int
+ngx_http_malloc_symbols_path(const char *p, const char *end,
+    ngx_http_malloc_line_t *line)
+{
     line->path = NULL;
     line->path_len = end - p;
     line->deleted = 0;
@@ -852,41 +911,18 @@ static long
 ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
     ngx_http_malloc_file_t *file, ngx_http_malloc_elf_t *elf, uint32_t type)
 {
+    int                      rc;
     char                    *names;
-    size_t                   i, n, kept, total, len, room;
-    unsigned                 s;
+    size_t                   n, kept, total, room;
     uint64_t                 count;
     Elf64_Shdr               symtab, strtab;
     const char              *str;
     ngx_http_malloc_sym_t   *out;
     ngx_http_malloc_cand_t  *cands;
 
-    for (s = 1; s < elf->shnum; s++) {
-        if (ngx_http_malloc_elf_shdr(elf, s, &symtab) != 0) {
-            return -1;
-        }
-
-        if (symtab.sh_type == type) {
-            break;
-        }
-    }
-
-    if (s >= elf->shnum) {
-        return 0;
-    }
-
-    if (symtab.sh_entsize != sizeof(Elf64_Sym)
-        || (symtab.sh_flags & SHF_COMPRESSED)
-        || ngx_http_malloc_elf_within(elf, symtab.sh_offset, symtab.sh_size)
-           != 0
-        || symtab.sh_link == 0 || symtab.sh_link >= elf->shnum
-        || ngx_http_malloc_elf_shdr(elf, symtab.sh_link, &strtab) != 0
-        || strtab.sh_type != SHT_STRTAB
-        || (strtab.sh_flags & SHF_COMPRESSED)
-        || ngx_http_malloc_elf_within(elf, strtab.sh_offset, strtab.sh_size)
-           != 0)
-    {
-        return -1;
+    rc = ngx_http_malloc_symbols_section(elf, type, &symtab, &strtab);
+    if (rc != 1) {
+        return rc;
     }
 
     count = symtab.sh_size / sizeof(Elf64_Sym);
@@ -912,23 +948,7 @@ ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
 
     ngx_http_malloc_cand_sort(cands, n);
 
-    /* one symbol per address: the preferred name sorts first */
-
-    kept = 0;
-    total = 0;
-
-    for (i = 0; i < n; i++) {
-        if (kept > 0 && cands[kept - 1].start == cands[i].start) {
-            if (cands[i].size > cands[kept - 1].size) {
-                cands[kept - 1].size = cands[i].size;
-            }
-
-            continue;
-        }
-
-        cands[kept++] = cands[i];
-        total += strlen(str + cands[i].name) + 1;
-    }
+    kept = ngx_http_malloc_symbols_unique(cands, n, str, &total);
 
     if (kept == 0 || total > UINT32_MAX) {
         munmap(cands, room);
@@ -943,6 +963,98 @@ ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
         munmap(cands, room);
         return -1;
     }
+
+    ngx_http_malloc_symbols_copy(file, cands, kept, str, out, names);
+
+    munmap(cands, room);
+
+    return (long) kept;
+}
+
+
+/*
+ * The first section of "type" and the string table it links to: 1, or 0
+ * when there is no such section, or -1 when either is malformed
+ */
+
+static int
+ngx_http_malloc_symbols_section(ngx_http_malloc_elf_t *elf, uint32_t type,
+    Elf64_Shdr *symtab, Elf64_Shdr *strtab)
+{
+    unsigned  s;
+
+    for (s = 1; s < elf->shnum; s++) {
+        if (ngx_http_malloc_elf_shdr(elf, s, symtab) != 0) {
+            return -1;
+        }
+
+        if (symtab->sh_type == type) {
+            break;
+        }
+    }
+
+    if (s >= elf->shnum) {
+        return 0;
+    }
+
+    if (symtab->sh_entsize != sizeof(Elf64_Sym)
+        || (symtab->sh_flags & SHF_COMPRESSED)
+        || ngx_http_malloc_elf_within(elf, symtab->sh_offset, symtab->sh_size)
+           != 0
+        || symtab->sh_link == 0 || symtab->sh_link >= elf->shnum
+        || ngx_http_malloc_elf_shdr(elf, symtab->sh_link, strtab) != 0
+        || strtab->sh_type != SHT_STRTAB
+        || (strtab->sh_flags & SHF_COMPRESSED)
+        || ngx_http_malloc_elf_within(elf, strtab->sh_offset, strtab->sh_size)
+           != 0)
+    {
+        return -1;
+    }
+
+    return 1;
+}
+
+
+/*
+ * One symbol per address, the preferred name (it sorts first) with the
+ * largest size, kept at the front of the sorted cands; how many, and in
+ * *total the bytes of their names with a NUL each
+ */
+
+static size_t
+ngx_http_malloc_symbols_unique(ngx_http_malloc_cand_t *cands, size_t n,
+    const char *str, size_t *total)
+{
+    size_t  i, kept;
+
+    kept = 0;
+    *total = 0;
+
+    for (i = 0; i < n; i++) {
+        if (kept > 0 && cands[kept - 1].start == cands[i].start) {
+            if (cands[i].size > cands[kept - 1].size) {
+                cands[kept - 1].size = cands[i].size;
+            }
+
+            continue;
+        }
+
+        cands[kept++] = cands[i];
+        *total += strlen(str + cands[i].name) + 1;
+    }
+
+    return kept;
+}
+
+
+/* the kept symbols and their names into the file's entry */
+
+static void
+ngx_http_malloc_symbols_copy(ngx_http_malloc_file_t *file,
+    const ngx_http_malloc_cand_t *cands, size_t kept, const char *str,
+    ngx_http_malloc_sym_t *out, char *names)
+{
+    size_t  i, len, total;
 
     total = 0;
 
@@ -965,14 +1077,10 @@ ngx_http_malloc_symbols_read(ngx_http_malloc_symbols_t *syms,
         total += len + 1;
     }
 
-    munmap(cands, room);
-
     file->syms = out;
     file->nsyms = kept;
     file->names = names;
     file->names_len = total;
-
-    return (long) kept;
 }
 
 
