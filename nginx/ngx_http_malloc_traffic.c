@@ -42,15 +42,23 @@
 
 
 typedef struct {
+    json_t                       *workers;
     json_t                       *totals;
     json_t                       *locations;    /* by "server\nlocation" */
     json_t                       *top;
+    json_t                       *error;        /* the first failure */
+    ngx_uint_t                    status;
     ngx_uint_t                    answered;
 } ngx_http_malloc_traffic_sum_t;
 
 
 static ngx_int_t ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     ngx_http_malloc_job_t *job);
+static void ngx_http_malloc_traffic_worker(ngx_http_request_t *r,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_traffic_sum_t *sum);
+static void ngx_http_malloc_traffic_fill(json_t *json,
+    ngx_http_malloc_traffic_sum_t *sum, size_t top);
 static void ngx_http_malloc_traffic_merge(ngx_http_malloc_traffic_sum_t *sum,
     json_t *part, ngx_http_malloc_worker_t *w, json_t *wj);
 static void ngx_http_malloc_traffic_add(json_t *to, json_t *from);
@@ -104,9 +112,8 @@ static ngx_int_t
 ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     ngx_http_malloc_job_t *job)
 {
-    json_t                         *json, *workers, *wj, *part, *error;
-    json_t                         *locations;
-    ngx_uint_t                      i, n, status;
+    json_t                         *json;
+    ngx_uint_t                      i, n;
     ngx_http_malloc_worker_t       *w;
     ngx_http_malloc_main_conf_t    *mmcf;
     ngx_http_malloc_traffic_sum_t   sum;
@@ -116,90 +123,114 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     w = ngx_http_malloc_board_copy(mmcf, r->pool, job->seq, &n);
 
     json = json_object();
-    workers = json_array();
+    sum.workers = json_array();
     sum.totals = json_object();
     sum.locations = json_object();
     sum.top = json_array();
+    sum.error = NULL;
+    sum.status = NGX_HTTP_OK;
     sum.answered = 0;
 
-    if (w == NULL || json == NULL || workers == NULL || sum.totals == NULL
-        || sum.locations == NULL || sum.top == NULL)
+    if (w == NULL || json == NULL || sum.workers == NULL
+        || sum.totals == NULL || sum.locations == NULL || sum.top == NULL)
     {
         json_decref(json);
-        json_decref(workers);
+        json_decref(sum.workers);
         json_decref(sum.totals);
         json_decref(sum.locations);
         json_decref(sum.top);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    status = NGX_HTTP_OK;
-    error = NULL;
-
     for (i = 0; i < n; i++) {
-        if (w[i].pid == 0) {
-            continue;
+        if (w[i].pid != 0) {
+            ngx_http_malloc_traffic_worker(r, job, &w[i], &sum);
         }
-
-        wj = ngx_http_malloc_worker_result(r, job, &w[i], &status, &error);
-        if (wj == NULL) {
-            continue;
-        }
-
-        json_array_append_new(workers, wj);
-
-        if (json_object_get(wj, "error") != NULL) {
-            continue;
-        }
-
-        part = ngx_http_malloc_request_json(r, &w[i]);
-
-        if (part == NULL) {
-            if (error == NULL) {
-                error = ngx_http_malloc_error_json(
-                            NGX_HTTP_INTERNAL_SERVER_ERROR, "dump_failed",
-                            "a worker's traffic could not be read back");
-                status = NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-
-            continue;
-        }
-
-        ngx_http_malloc_traffic_merge(&sum, part, &w[i], wj);
-        json_decref(part);
     }
 
-    locations = ngx_http_malloc_traffic_sorted(sum.locations, (size_t) -1);
+    ngx_http_malloc_traffic_fill(json, &sum, (size_t) job->cmd.arg);
+
+    /* a worker that answered too late leaves no file */
+    ngx_http_malloc_request_read(r);
+
+    return ngx_http_malloc_send_json(r, sum.status, json);
+}
+
+
+/*
+ * A worker's entry in "workers"; unless it failed, its file read back
+ * and merged.  The first failure gives the answer its status and error.
+ */
+
+static void
+ngx_http_malloc_traffic_worker(ngx_http_request_t *r,
+    ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w,
+    ngx_http_malloc_traffic_sum_t *sum)
+{
+    json_t  *wj, *part;
+
+    wj = ngx_http_malloc_worker_result(r, job, w, &sum->status, &sum->error);
+    if (wj == NULL) {
+        return;
+    }
+
+    json_array_append_new(sum->workers, wj);
+
+    if (json_object_get(wj, "error") != NULL) {
+        return;
+    }
+
+    part = ngx_http_malloc_request_json(r, w);
+
+    if (part == NULL) {
+        if (sum->error == NULL) {
+            sum->error = ngx_http_malloc_error_json(
+                             NGX_HTTP_INTERNAL_SERVER_ERROR, "dump_failed",
+                             "a worker's traffic could not be read back");
+            sum->status = NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        return;
+    }
+
+    ngx_http_malloc_traffic_merge(sum, part, w, wj);
+    json_decref(part);
+}
+
+
+/* the answer's fields, from the sum, whose references json takes */
+
+static void
+ngx_http_malloc_traffic_fill(json_t *json, ngx_http_malloc_traffic_sum_t *sum,
+    size_t top)
+{
+    json_t  *locations;
+
+    locations = ngx_http_malloc_traffic_sorted(sum->locations, (size_t) -1);
 
     json_object_set_new(json, "text",
-                        ngx_http_malloc_traffic_text(sum.totals, locations));
-    json_object_set_new(json, "partial", json_boolean(error != NULL));
+                        ngx_http_malloc_traffic_text(sum->totals, locations));
+    json_object_set_new(json, "partial", json_boolean(sum->error != NULL));
 
-    if (error != NULL) {
-        json_object_set_new(json, "error", error);
+    if (sum->error != NULL) {
+        json_object_set_new(json, "error", sum->error);
     }
 
-    json_object_set_new(json, "totals", sum.totals);
+    json_object_set_new(json, "totals", sum->totals);
     json_object_set_new(json, "servers",
                         ngx_http_malloc_traffic_servers(locations));
     json_object_set_new(json, "locations", locations);
     json_object_set_new(json, "top",
-                        ngx_http_malloc_traffic_sorted(sum.top,
-                                                       (size_t) job->cmd.arg));
-    json_decref(sum.top);
+                        ngx_http_malloc_traffic_sorted(sum->top, top));
+    json_decref(sum->top);
     json_object_set_new(json, "not_measured",
                         json_string("TLS state (OpenSSL's own allocations) "
                                     "of the connections counted in "
                                     "tls_connections, and QUIC connections, "
                                     "are not in the bytes"));
-    json_object_set_new(json, "workers", workers);
+    json_object_set_new(json, "workers", sum->workers);
 
-    json_decref(sum.locations);
-
-    /* a worker that answered too late leaves no file */
-    ngx_http_malloc_request_read(r);
-
-    return ngx_http_malloc_send_json(r, status, json);
+    json_decref(sum->locations);
 }
 
 
