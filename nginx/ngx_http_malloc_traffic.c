@@ -41,6 +41,12 @@
 #define NGX_HTTP_MALLOC_LABEL_MAX  (2 * NGX_HTTP_MALLOC_TALLY_NAME)
 
 
+/* which of the traffic metrics a location's series is of */
+#define NGX_HTTP_MALLOC_TRAFFIC_BYTES     0
+#define NGX_HTTP_MALLOC_TRAFFIC_REQUESTS  1
+#define NGX_HTTP_MALLOC_TRAFFIC_POOLS     2
+
+
 typedef struct {
     json_t                       *workers;
     json_t                       *totals;
@@ -71,6 +77,15 @@ static uint64_t ngx_http_malloc_traffic_int(json_t *o, const char *key);
 static uint64_t ngx_http_malloc_traffic_named(
     ngx_http_malloc_tally_table_t **t, ngx_uint_t n,
     const ngx_http_malloc_tally_named_t *row);
+static u_char *ngx_http_malloc_traffic_rows(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_http_malloc_tally_table_t **t,
+    ngx_uint_t n, ngx_uint_t metric);
+static u_char *ngx_http_malloc_traffic_series(u_char *p, u_char *last,
+    ngx_uint_t worker, const ngx_http_malloc_tally_named_t *row,
+    ngx_uint_t metric);
+static u_char *ngx_http_malloc_traffic_histogram(u_char *p, u_char *last,
+    ngx_uint_t worker, const char *server, const char *location,
+    const ngx_http_malloc_tally_done_t *done);
 
 
 ngx_int_t
@@ -675,50 +690,22 @@ ngx_http_malloc_traffic_metrics(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_http_malloc_tally_table_t **t,
     ngx_uint_t n)
 {
-    size_t                                k, b;
-    uint64_t                              cum;
-    ngx_uint_t                            i;
-    const ngx_http_malloc_tally_named_t  *row;
-    char                                  server[NGX_HTTP_MALLOC_LABEL_MAX];
-    char                                  location[NGX_HTTP_MALLOC_LABEL_MAX];
-
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_traffic_bytes Bytes the in-flight "
                      "requests of a location hold in nginx's pools, "
                      "exactly.\n"
                      "# TYPE nginx_malloc_traffic_bytes gauge\n");
 
-    for (i = 0; i < n; i++) {
-        for (k = 0; t[i] != NULL && k < t[i]->n; k++) {
-            row = &t[i]->rows[k];
-            ngx_http_malloc_tally_label(row->server, server, sizeof(server));
-            ngx_http_malloc_tally_label(row->location, location,
-                                        sizeof(location));
-
-            p = ngx_slprintf(p, last, "nginx_malloc_traffic_bytes{worker=\""
-                             "%ui\",server=\"%s\",location=\"%s\"} %uL\n",
-                             w[i].worker, server, location,
-                             row->row.now.bytes);
-        }
-    }
+    p = ngx_http_malloc_traffic_rows(p, last, w, t, n,
+                                     NGX_HTTP_MALLOC_TRAFFIC_BYTES);
 
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_traffic_requests Requests of a "
                      "location in flight.\n"
                      "# TYPE nginx_malloc_traffic_requests gauge\n");
 
-    for (i = 0; i < n; i++) {
-        for (k = 0; t[i] != NULL && k < t[i]->n; k++) {
-            row = &t[i]->rows[k];
-            ngx_http_malloc_tally_label(row->server, server, sizeof(server));
-            ngx_http_malloc_tally_label(row->location, location,
-                                        sizeof(location));
-
-            p = ngx_slprintf(p, last, "nginx_malloc_traffic_requests{worker="
-                             "\"%ui\",server=\"%s\",location=\"%s\"} %uL\n",
-                             w[i].worker, server, location, row->row.now.n);
-        }
-    }
+    p = ngx_http_malloc_traffic_rows(p, last, w, t, n,
+                                     NGX_HTTP_MALLOC_TRAFFIC_REQUESTS);
 
     p = ngx_slprintf(p, last,
                      "# HELP nginx_malloc_request_pool_bytes The pools of "
@@ -726,44 +713,95 @@ ngx_http_malloc_traffic_metrics(u_char *p, u_char *last,
                      "at its log phase.\n"
                      "# TYPE nginx_malloc_request_pool_bytes histogram\n");
 
+    return ngx_http_malloc_traffic_rows(p, last, w, t, n,
+                                        NGX_HTTP_MALLOC_TRAFFIC_POOLS);
+}
+
+
+/* one metric's series: every location of every worker that published */
+
+static u_char *
+ngx_http_malloc_traffic_rows(u_char *p, u_char *last,
+    ngx_http_malloc_worker_t *w, ngx_http_malloc_tally_table_t **t,
+    ngx_uint_t n, ngx_uint_t metric)
+{
+    size_t      k;
+    ngx_uint_t  i;
+
     for (i = 0; i < n; i++) {
         for (k = 0; t[i] != NULL && k < t[i]->n; k++) {
-            row = &t[i]->rows[k];
-            ngx_http_malloc_tally_label(row->server, server, sizeof(server));
-            ngx_http_malloc_tally_label(row->location, location,
-                                        sizeof(location));
-            cum = 0;
-
-            for (b = 0; b < NGX_HTTP_MALLOC_TALLY_BUCKETS; b++) {
-                cum += row->row.done.buckets[b];
-
-                if (b < NGX_HTTP_MALLOC_TALLY_BUCKETS - 1) {
-                    p = ngx_slprintf(p, last,
-                                     "nginx_malloc_request_pool_bytes_bucket"
-                                     "{worker=\"%ui\",server=\"%s\","
-                                     "location=\"%s\",le=\"%uL\"} %uL\n",
-                                     w[i].worker, server, location,
-                                     ngx_http_malloc_tally_bounds[b], cum);
-                } else {
-                    p = ngx_slprintf(p, last,
-                                     "nginx_malloc_request_pool_bytes_bucket"
-                                     "{worker=\"%ui\",server=\"%s\","
-                                     "location=\"%s\",le=\"+Inf\"} %uL\n",
-                                     w[i].worker, server, location, cum);
-                }
-            }
-
-            p = ngx_slprintf(p, last,
-                             "nginx_malloc_request_pool_bytes_sum{worker="
-                             "\"%ui\",server=\"%s\",location=\"%s\"} %uL\n"
-                             "nginx_malloc_request_pool_bytes_count{worker="
-                             "\"%ui\",server=\"%s\",location=\"%s\"} %uL\n",
-                             w[i].worker, server, location,
-                             row->row.done.sum,
-                             w[i].worker, server, location,
-                             row->row.done.count);
+            p = ngx_http_malloc_traffic_series(p, last, w[i].worker,
+                                               &t[i]->rows[k], metric);
         }
     }
 
     return p;
+}
+
+
+/* one location's series of one metric in one worker, with its labels */
+
+static u_char *
+ngx_http_malloc_traffic_series(u_char *p, u_char *last, ngx_uint_t worker,
+    const ngx_http_malloc_tally_named_t *row, ngx_uint_t metric)
+{
+    char  server[NGX_HTTP_MALLOC_LABEL_MAX];
+    char  location[NGX_HTTP_MALLOC_LABEL_MAX];
+
+    ngx_http_malloc_tally_label(row->server, server, sizeof(server));
+    ngx_http_malloc_tally_label(row->location, location, sizeof(location));
+
+    if (metric == NGX_HTTP_MALLOC_TRAFFIC_POOLS) {
+        return ngx_http_malloc_traffic_histogram(p, last, worker, server,
+                                                 location, &row->row.done);
+    }
+
+    return ngx_slprintf(p, last, "nginx_malloc_traffic_%s{worker=\"%ui\","
+                        "server=\"%s\",location=\"%s\"} %uL\n",
+                        metric == NGX_HTTP_MALLOC_TRAFFIC_BYTES
+                        ? "bytes" : "requests",
+                        worker, server, location,
+                        metric == NGX_HTTP_MALLOC_TRAFFIC_BYTES
+                        ? row->row.now.bytes : row->row.now.n);
+}
+
+
+/* the finished requests' pools of one location in one worker */
+
+static u_char *
+ngx_http_malloc_traffic_histogram(u_char *p, u_char *last, ngx_uint_t worker,
+    const char *server, const char *location,
+    const ngx_http_malloc_tally_done_t *done)
+{
+    size_t    b;
+    uint64_t  cum;
+
+    cum = 0;
+
+    for (b = 0; b < NGX_HTTP_MALLOC_TALLY_BUCKETS; b++) {
+        cum += done->buckets[b];
+
+        if (b < NGX_HTTP_MALLOC_TALLY_BUCKETS - 1) {
+            p = ngx_slprintf(p, last,
+                             "nginx_malloc_request_pool_bytes_bucket"
+                             "{worker=\"%ui\",server=\"%s\","
+                             "location=\"%s\",le=\"%uL\"} %uL\n",
+                             worker, server, location,
+                             ngx_http_malloc_tally_bounds[b], cum);
+        } else {
+            p = ngx_slprintf(p, last,
+                             "nginx_malloc_request_pool_bytes_bucket"
+                             "{worker=\"%ui\",server=\"%s\","
+                             "location=\"%s\",le=\"+Inf\"} %uL\n",
+                             worker, server, location, cum);
+        }
+    }
+
+    return ngx_slprintf(p, last,
+                        "nginx_malloc_request_pool_bytes_sum{worker="
+                        "\"%ui\",server=\"%s\",location=\"%s\"} %uL\n"
+                        "nginx_malloc_request_pool_bytes_count{worker="
+                        "\"%ui\",server=\"%s\",location=\"%s\"} %uL\n",
+                        worker, server, location, done->sum,
+                        worker, server, location, done->count);
 }
