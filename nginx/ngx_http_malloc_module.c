@@ -57,6 +57,8 @@ static char *ngx_http_malloc_threads(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static ngx_int_t ngx_http_malloc_watch_param(
+    ngx_http_malloc_watch_conf_t *wc, ngx_str_t *value, ngx_uint_t *outside);
 static ngx_int_t ngx_http_malloc_watch_size(ngx_str_t *value, size_t skip,
     off_t *size);
 static ngx_int_t ngx_http_malloc_postconfiguration(ngx_conf_t *cf);
@@ -941,8 +943,7 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_malloc_main_conf_t *mmcf = conf;
 
-    ngx_str_t                     *value, s;
-    ngx_int_t                      ms;
+    ngx_str_t                     *value;
     ngx_uint_t                     i, outside;
     ngx_http_malloc_watch_conf_t  *wc;
 
@@ -965,55 +966,14 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     for (i = 1; i < cf->args->nelts; i++) {
-
-        if (ngx_strncmp(value[i].data, "growth=", 7) == 0) {
-            if (ngx_http_malloc_watch_size(&value[i], 7, &wc->growth)
-                != NGX_OK)
-            {
-                goto invalid;
-            }
-
-            continue;
+        if (ngx_http_malloc_watch_param(wc, &value[i], &outside) != NGX_OK) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\": expected "
+                               "growth=size, sample=time (1s to 30d), "
+                               "peak=on|off or outside=size|off",
+                               &value[i]);
+            return NGX_CONF_ERROR;
         }
-
-        if (ngx_strncmp(value[i].data, "sample=", 7) == 0) {
-            s.data = value[i].data + 7;
-            s.len = value[i].len - 7;
-
-            ms = ngx_parse_time(&s, 0);
-            if (ms == NGX_ERROR || ms < 1000
-                || ms > (ngx_int_t) NGX_HTTP_MALLOC_DURATION_MAX * 1000)
-            {
-                goto invalid;
-            }
-
-            wc->sample = ms;
-            continue;
-        }
-
-        if (ngx_strncmp(value[i].data, "outside=", 8) == 0) {
-            outside = (ngx_strcmp(value[i].data + 8, "off") != 0);
-
-            if (!outside) {
-                wc->outside = 0;
-
-            } else if (ngx_http_malloc_watch_size(&value[i], 8, &wc->outside)
-                       != NGX_OK)
-            {
-                goto invalid;
-            }
-
-            continue;
-        }
-
-        if (ngx_strcmp(value[i].data, "peak=on") == 0
-            || ngx_strcmp(value[i].data, "peak=off") == 0)
-        {
-            wc->peak = (value[i].data[6] == 'n');
-            continue;
-        }
-
-        goto invalid;
     }
 
     if (wc->growth == 0 && !wc->peak && !outside) {
@@ -1023,15 +983,57 @@ ngx_http_malloc_watch(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mmcf->watch = wc;
 
     return NGX_CONF_OK;
+}
 
-invalid:
 
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "invalid parameter \"%V\": expected growth=size, "
-                       "sample=time (1s to 30d), peak=on|off or "
-                       "outside=size|off", &value[i]);
+/*
+ * One parameter of malloc_watch into wc, or NGX_ERROR if invalid;
+ * *outside is set when the parameter asks for the outside check.
+ */
 
-    return NGX_CONF_ERROR;
+static ngx_int_t
+ngx_http_malloc_watch_param(ngx_http_malloc_watch_conf_t *wc,
+    ngx_str_t *value, ngx_uint_t *outside)
+{
+    ngx_str_t  s;
+
+    if (ngx_strncmp(value->data, "growth=", 7) == 0) {
+        return ngx_http_malloc_watch_size(value, 7, &wc->growth);
+    }
+
+    if (ngx_strncmp(value->data, "sample=", 7) == 0) {
+        s.data = value->data + 7;
+        s.len = value->len - 7;
+
+        wc->sample = ngx_parse_time(&s, 0);
+        if (wc->sample == (ngx_msec_t) NGX_ERROR || wc->sample < 1000
+            || wc->sample > (ngx_msec_t) NGX_HTTP_MALLOC_DURATION_MAX * 1000)
+        {
+            return NGX_ERROR;
+        }
+
+        return NGX_OK;
+    }
+
+    if (ngx_strncmp(value->data, "outside=", 8) == 0) {
+        *outside = (ngx_strcmp(value->data + 8, "off") != 0);
+
+        if (!*outside) {
+            wc->outside = 0;
+            return NGX_OK;
+        }
+
+        return ngx_http_malloc_watch_size(value, 8, &wc->outside);
+    }
+
+    if (ngx_strcmp(value->data, "peak=on") == 0
+        || ngx_strcmp(value->data, "peak=off") == 0)
+    {
+        wc->peak = (value->data[6] == 'n');
+        return NGX_OK;
+    }
+
+    return NGX_ERROR;
 }
 
 
