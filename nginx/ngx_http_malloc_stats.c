@@ -55,6 +55,9 @@ static ngx_int_t ngx_http_malloc_stats_answer(ngx_http_request_t *r,
 static json_t *ngx_http_malloc_stats_worker(ngx_http_request_t *r,
     ngx_http_malloc_job_t *job, ngx_http_malloc_worker_t *w,
     ngx_http_malloc_zone_t *zones, ngx_uint_t nzones);
+static ngx_uint_t ngx_http_malloc_stats_tables(ngx_http_request_t *r,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_tally_table_t **tables);
 static u_char *ngx_http_malloc_stats_figures(u_char *p, u_char *last,
     ngx_http_malloc_worker_t *w, ngx_uint_t n);
 static u_char *ngx_http_malloc_stats_growth(u_char *p, u_char *last,
@@ -308,17 +311,7 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* malloc_traffic on: the tables the workers published */
-
-    traffic = 0;
-
-    for (i = 0; i < n; i++) {
-        if (w[i].pid != 0 && !w[i].stale) {
-            tables[i] = ngx_http_malloc_board_traffic(mmcf, r->pool,
-                                                      w[i].worker);
-            traffic |= (tables[i] != NULL);
-        }
-    }
+    traffic = ngx_http_malloc_stats_tables(r, w, n, tables);
 
     size = 6144 + n * (2048 + NGX_HTTP_MALLOC_RSS_ZONES
                              * (NGX_HTTP_MALLOC_ZONE_LABEL + 96))
@@ -379,6 +372,35 @@ ngx_http_malloc_metrics(ngx_http_request_t *r, ngx_http_malloc_job_t *job,
     }
 
     return ngx_http_malloc_send_data(r, job->type, NULL, buf, p - buf);
+}
+
+
+/*
+ * malloc_traffic on: the tables the running workers published, in
+ * tables[], and 1 if there was any.
+ */
+
+static ngx_uint_t
+ngx_http_malloc_stats_tables(ngx_http_request_t *r,
+    ngx_http_malloc_worker_t *w, ngx_uint_t n,
+    ngx_http_malloc_tally_table_t **tables)
+{
+    ngx_uint_t                    i, traffic;
+    ngx_http_malloc_main_conf_t  *mmcf;
+
+    mmcf = ngx_http_get_module_main_conf(r, ngx_http_malloc_module);
+
+    traffic = 0;
+
+    for (i = 0; i < n; i++) {
+        if (w[i].pid != 0 && !w[i].stale) {
+            tables[i] = ngx_http_malloc_board_traffic(mmcf, r->pool,
+                                                      w[i].worker);
+            traffic |= (tables[i] != NULL);
+        }
+    }
+
+    return traffic;
 }
 
 
