@@ -74,6 +74,9 @@ static ngx_int_t ngx_http_malloc_walk_row(ngx_http_malloc_main_conf_t *mmcf,
 static uint64_t ngx_http_malloc_walk_pool(ngx_pool_t *pool);
 static uint64_t ngx_http_malloc_walk_us(void);
 static int ngx_http_malloc_walk_write(int fd, const char *text, size_t len);
+static void ngx_http_malloc_walk_connections(
+    ngx_http_malloc_walk_ctx_t *ctx);
+static void ngx_http_malloc_walk_totals(ngx_http_malloc_walk_ctx_t *ctx);
 static void ngx_http_malloc_walk_allocated(ngx_http_malloc_walk_t *w,
     ngx_uint_t stats);
 static void ngx_http_malloc_walk_outs(ngx_http_malloc_walk_ctx_t *ctx);
@@ -232,10 +235,8 @@ ngx_int_t
 ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_walk_t *w, size_t top, ngx_uint_t stats, ngx_pool_t *pool)
 {
-    size_t                       si;
     uint64_t                     start;
     ngx_uint_t                   i;
-    ngx_connection_t            *c;
     ngx_http_malloc_walk_ctx_t   ctx;
     ngx_http_malloc_walk_loc_t  *loc;
 
@@ -272,6 +273,31 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
         return NGX_ERROR;
     }
 
+    ngx_http_malloc_walk_connections(&ctx);
+    ngx_http_malloc_walk_totals(&ctx);
+
+    ngx_http_malloc_walk_allocated(w, stats);
+
+    w->took = ngx_http_malloc_walk_us() - start;
+
+    return NGX_OK;
+}
+
+
+/*
+ * Every connection of the worker: an HTTP one by its requests, one of
+ * another module by its pool, with the connections nginx opened for it.
+ */
+
+static void
+ngx_http_malloc_walk_connections(ngx_http_malloc_walk_ctx_t *ctx)
+{
+    ngx_uint_t               i;
+    ngx_connection_t        *c;
+    ngx_http_malloc_walk_t  *w;
+
+    w = ctx->w;
+
     c = ngx_cycle->connections;
 
     for (i = 0; i < ngx_cycle->connection_n; i++) {
@@ -294,19 +320,32 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
             /* a stream module's, a mail proxy's: its pool, by itself */
             w->other.n++;
             w->other.bytes += ngx_http_malloc_walk_pool(c[i].pool)
-                              + ngx_http_malloc_walk_upstreams(&ctx, c[i].log);
+                              + ngx_http_malloc_walk_upstreams(ctx, c[i].log);
             continue;
         }
 
-        ngx_http_malloc_walk_http(&ctx, &c[i]);
+        ngx_http_malloc_walk_http(ctx, &c[i]);
     }
+}
+
+
+/* what no request claimed, and the totals of all that was walked */
+
+static void
+ngx_http_malloc_walk_totals(ngx_http_malloc_walk_ctx_t *ctx)
+{
+    size_t                   si;
+    ngx_uint_t               i;
+    ngx_http_malloc_walk_t  *w;
+
+    w = ctx->w;
 
     /* what nginx opened and no client claimed: upstream keepalive, ... */
 
-    for (i = 0; i < ctx.nouts; i++) {
-        if (!ctx.outs[i].claimed) {
+    for (i = 0; i < ctx->nouts; i++) {
+        if (!ctx->outs[i].claimed) {
             w->other.n++;
-            w->other.bytes += ctx.outs[i].bytes;
+            w->other.bytes += ctx->outs[i].bytes;
         }
     }
 
@@ -316,12 +355,6 @@ ngx_http_malloc_walk(ngx_http_malloc_main_conf_t *mmcf,
     for (si = 0; si < NGX_HTTP_MALLOC_TALLY_STATES; si++) {
         w->total.bytes += w->states[si].bytes;
     }
-
-    ngx_http_malloc_walk_allocated(w, stats);
-
-    w->took = ngx_http_malloc_walk_us() - start;
-
-    return NGX_OK;
 }
 
 
