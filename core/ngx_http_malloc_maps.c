@@ -53,8 +53,7 @@ static uint64_t ngx_http_malloc_maps_before(
 static size_t ngx_http_malloc_maps_words(char *p, char *last,
     const ngx_http_malloc_maps_grew_t *g, const char *const *names,
     size_t nnames);
-static size_t ngx_http_malloc_maps_quoted(char *p, char *last,
-    const char *s, size_t max);
+static char ngx_http_malloc_maps_printable(char c);
 
 
 static const char  *ngx_http_malloc_maps_kinds[] = {
@@ -108,9 +107,7 @@ ngx_http_malloc_maps_name(ngx_http_malloc_mapping_t *m, const char *path,
     }
 
     for (i = skip; i < len; i++) {
-        m->name[n++] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"'
-                        && s[i] != '\\')
-                       ? s[i] : '?';
+        m->name[n++] = ngx_http_malloc_maps_printable(s[i]);
     }
 
     m->name[n] = '\0';
@@ -494,17 +491,26 @@ ngx_http_malloc_maps_put(char *p, char *last, const char *s, size_t len)
 }
 
 
-/* printable ASCII but quotes and backslashes, "max" at most */
-
-static size_t
+size_t
 ngx_http_malloc_maps_quoted(char *p, char *last, const char *s, size_t max)
 {
     size_t  i;
 
     for (i = 0; s[i] != '\0' && i < max && p + i < last; i++) {
-        p[i] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
-               ? s[i] : '?';
+        p[i] = ngx_http_malloc_maps_printable(s[i]);
     }
 
     return i;
+}
+
+
+/*
+ * What may stand in a quoted name: "?" for a quote (0x22), a backslash
+ * (0x5c) or a byte that is not printable ASCII.
+ */
+
+static char
+ngx_http_malloc_maps_printable(char c)
+{
+    return (c >= 0x20 && c < 0x7f && c != 0x22 && c != 0x5c) ? c : '?';
 }

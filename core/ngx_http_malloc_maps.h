@@ -144,9 +144,15 @@ const char *ngx_http_malloc_maps_kind(int kind);
 size_t ngx_http_malloc_maps_text(const ngx_http_malloc_maps_t *top,
     const char *since, const char *const *names, size_t nnames, char *text);
 
-/* at most "len" bytes of "s" before "last": how many; rss.c's too */
+/*
+ * Text pieces, rss.c's too: at most "len" bytes of "s" before "last";
+ * the C string "s" as printable ASCII without quotes or backslashes,
+ * "max" bytes at most.  How many bytes each wrote.
+ */
 size_t ngx_http_malloc_maps_put(char *p, char *last, const char *s,
     size_t len);
+size_t ngx_http_malloc_maps_quoted(char *p, char *last, const char *s,
+    size_t max);
 
 
 #endif /* _NGX_HTTP_MALLOC_MAPS_H_INCLUDED_ */

@@ -72,7 +72,6 @@ static size_t ngx_http_malloc_rss_hex(const char *s, size_t len,
 static int ngx_http_malloc_rss_prefix(const char *s, size_t len,
     const char *prefix);
 static size_t ngx_http_malloc_rss_mib(char *p, char *last, uint64_t bytes);
-static size_t ngx_http_malloc_rss_name(char *p, char *last, const char *s);
 
 
 static const char  *ngx_http_malloc_rss_names[] = {
@@ -828,7 +827,7 @@ ngx_http_malloc_rss_sentence(const ngx_http_malloc_rss_t *from,
 
         if (grew[i].zone >= 0 && names[grew[i].zone] != NULL) {
             p += ngx_http_malloc_rss_lit(p, last, "shared zone \"");
-            p += ngx_http_malloc_rss_name(p, last, names[grew[i].zone]);
+            p += ngx_http_malloc_maps_quoted(p, last, names[grew[i].zone], 64);
             p += ngx_http_malloc_rss_lit(p, last, "\"");
 
         } else {
@@ -877,20 +876,4 @@ ngx_http_malloc_rss_mib(char *p, char *last, uint64_t bytes)
     n = sizeof(digits) - i;
 
     return ngx_http_malloc_maps_put(p, last, digits + i, n);
-}
-
-
-/* a zone's name: printable ASCII but quotes and backslashes, 64 at most */
-
-static size_t
-ngx_http_malloc_rss_name(char *p, char *last, const char *s)
-{
-    size_t  i;
-
-    for (i = 0; s[i] != '\0' && i < 64 && p + i < last; i++) {
-        p[i] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
-               ? s[i] : '?';
-    }
-
-    return i;
 }

@@ -252,7 +252,9 @@ ngx_http_malloc_tally_label(const char *in, char *out, size_t size)
             break;
         }
 
-        if (in[i] == '\\' || in[i] == '"') {
+        /* a backslash or a quote (0x22) is escaped */
+
+        if (in[i] == '\\' || in[i] == '\x22') {
             out[k++] = '\\';
         }
 
