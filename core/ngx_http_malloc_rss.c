@@ -61,6 +61,11 @@ static void ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p,
 static void ngx_http_malloc_rss_mapped(ngx_http_malloc_rss_parser_t *p);
 static void ngx_http_malloc_rss_map(ngx_http_malloc_rss_parser_t *p,
     uintptr_t start, uintptr_t end, const char *path, size_t len);
+static int ngx_http_malloc_rss_kb(const char *s, size_t len, size_t i,
+    uint64_t *bytes);
+static void ngx_http_malloc_rss_zones(ngx_http_malloc_rss_t *rss,
+    uint64_t total);
+static uint64_t ngx_http_malloc_rss_take(uint64_t *part, uint64_t want);
 static int ngx_http_malloc_rss_header(ngx_http_malloc_rss_parser_t *p,
     const char *s, size_t len);
 static int ngx_http_malloc_rss_kind(const char *perms, const char *path,
@@ -225,8 +230,7 @@ static void
 ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p, const char *s,
     size_t len)
 {
-    size_t    i;
-    uint64_t  kb;
+    uint64_t  bytes;
 
     if (len == 0) {
         return;
@@ -248,15 +252,30 @@ ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p, const char *s,
         return;
     }
 
-    for (i = 4; i < len && s[i] == ' '; i++) {
-        /* void */
-    }
-
-    if (i == len || s[i] < '0' || s[i] > '9'
-        || p->kind == NGX_HTTP_MALLOC_KIND_NONE)
+    if (p->kind == NGX_HTTP_MALLOC_KIND_NONE
+        || ngx_http_malloc_rss_kb(s, len, 4, &bytes) != 0)
     {
         p->out.flawed++;
         return;
+    }
+
+    ngx_http_malloc_rss_count(p, bytes);
+}
+
+
+/* "   1234 kB" from s[i] on, in bytes, saturated: 0, or -1 for no digit */
+
+static int
+ngx_http_malloc_rss_kb(const char *s, size_t len, size_t i, uint64_t *bytes)
+{
+    uint64_t  kb;
+
+    for ( /* void */ ; i < len && (s[i] == ' ' || s[i] == '\t'); i++) {
+        /* void */
+    }
+
+    if (i == len || s[i] < '0' || s[i] > '9') {
+        return -1;
     }
 
     kb = 0;
@@ -270,8 +289,10 @@ ngx_http_malloc_rss_line(ngx_http_malloc_rss_parser_t *p, const char *s,
         kb = kb * 10 + (s[i] - '0');
     }
 
-    ngx_http_malloc_rss_count(p, (kb >= NGX_HTTP_MALLOC_RSS_MAX / 1024)
-                                 ? NGX_HTTP_MALLOC_RSS_MAX : kb * 1024);
+    *bytes = (kb >= NGX_HTTP_MALLOC_RSS_MAX / 1024)
+             ? NGX_HTTP_MALLOC_RSS_MAX : kb * 1024;
+
+    return 0;
 }
 
 
@@ -571,6 +592,131 @@ ngx_http_malloc_rss_read(int fd, const ngx_http_malloc_rss_range_t *ranges,
     ngx_http_malloc_rss_done(&p, je, out);
 
     return 0;
+}
+
+
+int
+ngx_http_malloc_rss_status(const char *text, size_t len,
+    ngx_http_malloc_rss_kernel_t *k)
+{
+    int                 found;
+    size_t              n, i;
+    uint64_t           *to;
+    const char         *s, *nl, *end;
+    static const char  *names[] = { "RssAnon:", "RssFile:", "RssShmem:" };
+
+    found = 0;
+    end = text + len;
+
+    for (s = text; s < end; s = nl + 1) {
+        nl = memchr(s, '\n', end - s);
+        if (nl == NULL) {
+            nl = end;
+        }
+
+        n = nl - s;
+
+        for (i = 0; i < 3; i++) {
+            if (!ngx_http_malloc_rss_prefix(s, n, names[i])) {
+                continue;
+            }
+
+            to = (i == 0) ? &k->anon : (i == 1) ? &k->file : &k->shmem;
+
+            if (ngx_http_malloc_rss_kb(s, n, strlen(names[i]), to) != 0) {
+                return -1;
+            }
+
+            found |= 1 << i;
+        }
+    }
+
+    return (found == 7) ? 0 : -1;
+}
+
+
+void
+ngx_http_malloc_rss_rebase(ngx_http_malloc_rss_t *rss,
+    const ngx_http_malloc_rss_kernel_t *k)
+{
+    int       i;
+    uint64_t  fixed, short_by;
+
+    rss->file = k->file;
+
+    if (k->shmem >= rss->shared_zones) {
+        rss->other_shared = k->shmem - rss->shared_zones;
+
+    } else {
+        ngx_http_malloc_rss_zones(rss, k->shmem);
+        rss->other_shared = 0;
+    }
+
+    fixed = ngx_http_malloc_rss_add(ngx_http_malloc_rss_add(rss->allocated,
+                                        rss->allocator_overhead),
+                                    rss->stack);
+
+    if (k->anon >= fixed) {
+        rss->other_anonymous = k->anon - fixed;
+
+    } else {
+        /* what the allocator left resident went with the fork first */
+        rss->other_anonymous = 0;
+        short_by = fixed - k->anon;
+        short_by -= ngx_http_malloc_rss_take(&rss->allocator_overhead,
+                                             short_by);
+        short_by -= ngx_http_malloc_rss_take(&rss->stack, short_by);
+        (void) ngx_http_malloc_rss_take(&rss->allocated, short_by);
+    }
+
+    rss->rss = 0;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_RSS_PARTS; i++) {
+        rss->rss = ngx_http_malloc_rss_add(rss->rss,
+                                           ngx_http_malloc_rss_part(rss, i));
+    }
+}
+
+
+/*
+ * The zones hold "total" now, less than they did: each its share of it,
+ * so that they still add up to shared_zones.
+ */
+
+static void
+ngx_http_malloc_rss_zones(ngx_http_malloc_rss_t *rss, uint64_t total)
+{
+    uint32_t  i;
+    uint64_t  left;
+
+    left = total;
+
+    for (i = 0; i < rss->nzones && i < NGX_HTTP_MALLOC_RSS_ZONES; i++) {
+        rss->zone[i] = (uint64_t) ((long double) rss->zone[i] * total
+                                   / rss->shared_zones);
+        left -= (rss->zone[i] < left) ? rss->zone[i] : left;
+    }
+
+    if (rss->nzones > 0) {
+        /* what the rounding down left */
+        rss->zone[0] += left;
+    }
+
+    rss->shared_zones = total;
+}
+
+
+/* takes at most "want" from *part: how much */
+
+static uint64_t
+ngx_http_malloc_rss_take(uint64_t *part, uint64_t want)
+{
+    uint64_t  n;
+
+    n = (*part < want) ? *part : want;
+    *part -= n;
+
+    return n;
 }
 
 

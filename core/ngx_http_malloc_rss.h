@@ -139,6 +139,31 @@ int ngx_http_malloc_rss_read(int fd,
     const ngx_http_malloc_je_stats_t *je, ngx_http_malloc_maps_base_t *base,
     ngx_http_malloc_maps_t *top, ngx_http_malloc_rss_t *out);
 
+/* the kernel's totals of a process, from /proc/<pid>/status, in bytes */
+typedef struct {
+    uint64_t                    anon;       /* RssAnon */
+    uint64_t                    file;       /* RssFile */
+    uint64_t                    shmem;      /* RssShmem */
+} ngx_http_malloc_rss_kernel_t;
+
+/*
+ * /proc/<pid>/status, whole in "text" (any process may read another's,
+ * where its smaps needs ptrace's permission): 0, or -1 when one of the
+ * three lines is missing or makes no sense.
+ */
+int ngx_http_malloc_rss_status(const char *text, size_t len,
+    ngx_http_malloc_rss_kernel_t *k);
+
+/*
+ * A reading's parts made to agree with the kernel's later totals of the
+ * same heap (the master's start, read before nginx daemonized, and its
+ * totals once it had): file and shared memory take the kernel's figures,
+ * the allocator's parts stay and the anonymous rest is what the kernel
+ * counts beyond them, so the parts add up to the new rss.
+ */
+void ngx_http_malloc_rss_rebase(ngx_http_malloc_rss_t *rss,
+    const ngx_http_malloc_rss_kernel_t *k);
+
 const char *ngx_http_malloc_rss_part_name(int part);
 uint64_t ngx_http_malloc_rss_part(const ngx_http_malloc_rss_t *rss,
     int part);

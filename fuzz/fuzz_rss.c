@@ -161,6 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ngx_http_malloc_rss_t          r, zero;
     ngx_http_malloc_maps_t         top;
     ngx_http_malloc_je_stats_t     je;
+    ngx_http_malloc_rss_kernel_t   kernel;
     ngx_http_malloc_rss_range_t    ranges[20];
     char                           text[NGX_HTTP_MALLOC_RSS_TEXT_LEN];
     const char                    *names[NGX_HTTP_MALLOC_RSS_ZONES];
@@ -250,6 +251,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     (void) ngx_http_malloc_rss_sentence(&r, &zero, "x", NULL, text);
+
+    /* the same bytes as /proc/<pid>/status, and the reading rebased */
+
+    if (ngx_http_malloc_rss_status((const char *) data, size, &kernel) == 0
+        && r.rss < NGX_HTTP_MALLOC_RSS_MAX)
+    {
+        ngx_http_malloc_rss_rebase(&r, &kernel);
+
+        sum = 0;
+
+        for (k = 0; k < NGX_HTTP_MALLOC_RSS_PARTS; k++) {
+            sum += ngx_http_malloc_rss_part(&r, k);
+        }
+
+        check(r.rss >= NGX_HTTP_MALLOC_RSS_MAX || sum == r.rss,
+              "rebased, the parts do not add up");
+    }
 
     return 0;
 }

@@ -1116,12 +1116,14 @@ ngx_http_malloc_board_traffic(ngx_http_malloc_main_conf_t *mmcf,
  * previous one held is free since and still resident in the allocator
  * (until jemalloc purges it), so it moves to allocator_overhead, and the
  * parts add up to the same rss.  At the start the same goes for
- * rss_start, the same reading.
+ * rss_start, the same reading, which was taken before nginx daemonized:
+ * "kernel" (the daemon's totals as its first workers started, or NULL)
+ * makes both the daemon's.
  */
 
 void
 ngx_http_malloc_board_master_allocated(ngx_http_malloc_main_conf_t *mmcf,
-    size_t allocated, ngx_uint_t start)
+    size_t allocated, ngx_uint_t start, ngx_http_malloc_rss_kernel_t *kernel)
 {
     ngx_http_malloc_shm_t  *shm;
 
@@ -1134,6 +1136,11 @@ ngx_http_malloc_board_master_allocated(ngx_http_malloc_main_conf_t *mmcf,
     if (start) {
         ngx_http_malloc_board_inherited(&shm->sh->master.rss_start,
                                         allocated);
+    }
+
+    if (start && kernel != NULL && shm->sh->master.rss.rss != 0) {
+        ngx_http_malloc_rss_rebase(&shm->sh->master.rss, kernel);
+        shm->sh->master.rss_start = shm->sh->master.rss;
     }
 
     ngx_shmtx_unlock(&shm->shpool->mutex);

@@ -228,7 +228,8 @@ ngx_uint_t ngx_http_malloc_board_generations(
 ngx_uint_t ngx_http_malloc_board_ranges(ngx_cycle_t *cycle,
     ngx_http_malloc_rss_range_t *ranges, ngx_http_malloc_zone_t *zones);
 void ngx_http_malloc_board_master_allocated(
-    ngx_http_malloc_main_conf_t *mmcf, size_t allocated, ngx_uint_t start);
+    ngx_http_malloc_main_conf_t *mmcf, size_t allocated, ngx_uint_t start,
+    ngx_http_malloc_rss_kernel_t *kernel);
 void ngx_http_malloc_board_master_rss(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_rss_t *rss);
 ngx_uint_t ngx_http_malloc_board_master(ngx_http_malloc_main_conf_t *mmcf,

@@ -81,6 +81,8 @@ static ngx_uint_t ngx_http_malloc_schedule_due(
 static ngx_uint_t ngx_http_malloc_schedule_outcome(
     ngx_http_malloc_main_conf_t *mmcf, ngx_uint_t failed);
 static void ngx_http_malloc_schedule_tick(ngx_log_t *log);
+static ngx_int_t ngx_http_malloc_schedule_daemon(
+    ngx_http_malloc_rss_kernel_t *k);
 static void ngx_http_malloc_schedule_generation(
     ngx_http_malloc_main_conf_t *mmcf, ngx_log_t *log);
 static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
@@ -180,14 +182,16 @@ static void
 ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
     ngx_log_t *log)
 {
-    int                          err;
-    off_t                        bytes;
-    ngx_tm_t                     tm;
-    ngx_int_t                    rc;
-    char                        *paths[2];
-    ngx_http_malloc_gen_t        gen;
-    ngx_http_malloc_je_stats_t   st;
-    u_char                       path[NGX_MAX_PATH];
+    int                            err;
+    off_t                          bytes;
+    ngx_tm_t                       tm;
+    ngx_int_t                      rc;
+    ngx_uint_t                     start;
+    char                          *paths[2];
+    ngx_http_malloc_gen_t          gen;
+    ngx_http_malloc_je_stats_t     st;
+    ngx_http_malloc_rss_kernel_t   k;
+    u_char                         path[NGX_MAX_PATH];
 
     if (ngx_http_malloc_je_probe()->state != NGX_HTTP_MALLOC_JE_OK
         || !ngx_http_malloc_board_first(mmcf))
@@ -203,8 +207,12 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
     gen.time = ngx_time();
     gen.allocated = st.allocated;
 
-    ngx_http_malloc_board_master_allocated(mmcf, gen.allocated,
-                                   ngx_http_malloc_board_generation(mmcf) == 1);
+    start = (ngx_http_malloc_board_generation(mmcf) == 1);
+
+    ngx_http_malloc_board_master_allocated(mmcf, gen.allocated, start,
+                                 (start && ngx_http_malloc_schedule_daemon(&k)
+                                           == NGX_OK)
+                                 ? &k : NULL);
     gen.small = st.small;
     gen.lg_sample = mmcf->master_lg;
     gen.partial = mmcf->master_partial;
@@ -260,6 +268,40 @@ ngx_http_malloc_schedule_generation(ngx_http_malloc_main_conf_t *mmcf,
     }
 
     ngx_http_malloc_board_record(mmcf, &gen);
+}
+
+
+/*
+ * The master's totals from /proc/<ppid>/status, which any process may
+ * read (its smaps needs ptrace's permission, which the workers' user
+ * lacks): the daemon's, as its first workers started.
+ */
+
+static ngx_int_t
+ngx_http_malloc_schedule_daemon(ngx_http_malloc_rss_kernel_t *k)
+{
+    int      fd;
+    ssize_t  n;
+    char     path[NGX_INT64_LEN + sizeof("/proc//status")];
+    char     text[8192];
+
+    (void) ngx_snprintf((u_char *) path, sizeof(path), "/proc/%P/status%Z",
+                        getppid());
+
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd == -1) {
+        return NGX_ERROR;
+    }
+
+    n = read(fd, text, sizeof(text));
+
+    (void) close(fd);
+
+    if (n <= 0 || ngx_http_malloc_rss_status(text, (size_t) n, k) != 0) {
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
 }
 
 

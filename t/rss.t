@@ -90,6 +90,19 @@ check_parts('master', $m);
 ok(exists $m->{outside_malloc} && !defined $m->{outside_malloc},
    'master: outside_malloc null');
 
+# the master's start as the daemon holds it, not as the process that read
+# the configuration before it daemonized (which held file pages the
+# daemon has not touched since): the kernel's figure, give or take what
+# the master touched since its first workers started
+{
+    my ($vm) = (`cat /proc/$m->{pid}/status` =~ /^VmRSS:\s+(\d+) kB/m);
+    ok(defined $vm && abs($m->{rss_start} - $vm * 1024) <= 1 * $MB,
+       "master: rss_start $m->{rss_start} is the daemon's VmRSS "
+       . ($vm // 0) * 1024);
+    ok($m->{rss} <= $m->{rss_start} + 1 * $MB,
+       'master: no growth since, before any reload');
+}
+
 my $index = $t->get('/malloc/')->{json};
 ok(!grep({ defined $_->{outside_malloc} } @{$index->{workers}}),
    'state page: no growth outside malloc yet');

@@ -84,6 +84,9 @@ static void test_read(void);
 static void test_outside(void);
 static void test_sentence(void);
 static void test_untouched(void);
+static int status(const char *text, ngx_http_malloc_rss_kernel_t *k);
+static void test_status(void);
+static void test_rebase(void);
 static void maps_feed(const char *text, size_t piece,
     const ngx_http_malloc_rss_range_t *ranges, size_t nranges,
     ngx_http_malloc_maps_base_t *base, ngx_http_malloc_maps_t *top);
@@ -598,6 +601,103 @@ test_untouched(void)
 }
 
 
+static int
+status(const char *text, ngx_http_malloc_rss_kernel_t *k)
+{
+    return ngx_http_malloc_rss_status(text, strlen(text), k);
+}
+
+
+/* /proc/<pid>/status: the three totals, in bytes; one missing: -1 */
+
+static void
+test_status(void)
+{
+    ngx_http_malloc_rss_kernel_t  k;
+    static const char             text[] =
+        "Name:\tnginx\nUmask:\t0022\nVmRSS:\t   21200 kB\n"
+        "RssAnon:\t    9000 kB\nRssFile:\t   12000 kB\n"
+        "RssShmem:\t     200 kB\nVmData:\t  30000 kB\n";
+
+    memset(&k, 0, sizeof(k));
+    is_int(ngx_http_malloc_rss_status(text, sizeof(text) - 1, &k), 0,
+           "status: read");
+    ok(k.anon == 9000 * 1024 && k.file == 12000 * 1024
+       && k.shmem == 200 * 1024, "status: RssAnon, RssFile, RssShmem");
+
+    /* no trailing newline: the last line counts */
+    is_int(ngx_http_malloc_rss_status(text, sizeof(text) - 1
+                                      - strlen("VmData:\t  30000 kB\n") - 1,
+                                      &k), 0,
+           "status: the last line without its newline");
+
+    is_int(status("RssAnon:\t1 kB\nRssFile:\t2 kB\n", &k), -1,
+           "status: RssShmem missing (a kernel before 4.5)");
+    is_int(status("RssAnon:\tx kB\nRssFile:\t2 kB\nRssShmem:\t3 kB\n", &k),
+           -1, "status: a figure that is no number");
+    is_int(ngx_http_malloc_rss_status("", 0, &k), -1, "status: empty");
+}
+
+
+/*
+ * The master's start, read before nginx daemonized, held 12 MiB of file
+ * pages that the daemon does not (fork leaves them to be faulted in):
+ * the parts take the kernel's totals and still add up.
+ */
+
+static void
+test_rebase(void)
+{
+    ngx_http_malloc_rss_t         r;
+    ngx_http_malloc_rss_kernel_t  k;
+
+    memset(&r, 0, sizeof(r));
+    r.allocated = 6 * MB;
+    r.allocator_overhead = 2 * MB;
+    r.stack = 1 * MB;
+    r.other_anonymous = 3 * MB;
+    r.file = 24 * MB;
+    r.shared_zones = 1 * MB;
+    r.other_shared = 1 * MB;
+    r.rss = sum_parts(&r);
+
+    k.anon = 12 * MB;
+    k.file = 12 * MB;
+    k.shmem = 3 * MB;
+    ngx_http_malloc_rss_rebase(&r, &k);
+
+    is_int((long) r.rss, (long) (27 * MB), "rebase: rss is the kernel's");
+    is_int((long) sum_parts(&r), (long) r.rss, "rebase: the parts add up");
+    ok(r.allocated == 6 * MB && r.allocator_overhead == 2 * MB
+       && r.stack == 1 * MB, "rebase: the allocator's parts stay");
+    is_int((long) r.other_anonymous, (long) (3 * MB),
+           "rebase: the anonymous rest");
+    is_int((long) r.file, (long) (12 * MB), "rebase: the file part");
+    is_int((long) r.other_shared, (long) (2 * MB),
+           "rebase: the shared rest beside the zones");
+
+    /* less anonymous than the allocator's parts: its overhead goes first */
+    k.anon = 7 * MB;
+    ngx_http_malloc_rss_rebase(&r, &k);
+    ok(r.other_anonymous == 0 && r.allocator_overhead == 0
+       && r.stack == 1 * MB && r.allocated == 6 * MB,
+       "rebase: short of anonymous memory, the overhead gives first");
+    is_int((long) sum_parts(&r), (long) r.rss, "rebase: still adds up");
+
+    /* the daemon holds less of its zones than the first reading did */
+    r.nzones = 2;
+    r.zone[0] = 3 * MB;
+    r.zone[1] = 1 * MB;
+    r.shared_zones = 4 * MB;
+    k.shmem = 2 * MB;
+    ngx_http_malloc_rss_rebase(&r, &k);
+    ok(r.shared_zones == 2 * MB && r.zone[0] + r.zone[1] == 2 * MB
+       && r.zone[0] == 3 * MB / 2 && r.other_shared == 0,
+       "rebase: the zones take their share of the shared memory");
+    is_int((long) sum_parts(&r), (long) r.rss, "rebase: zones, adds up");
+}
+
+
 /*
  * Fed in pieces of "piece" bytes (0: whole), each an exact copy; top NULL
  * takes the baseline
@@ -1080,6 +1180,8 @@ main(void)
     test_outside();
     test_sentence();
     test_untouched();
+    test_status();
+    test_rebase();
     test_maps_same();
     test_maps_grown();
     test_maps_merged();
