@@ -1708,6 +1708,11 @@
             nextMatch(ev.key === 'n' ? 1 : -1);
             ev.preventDefault();
             return;
+        } else if (ev.key === 'm' || ev.key === 'ContextMenu'
+                   || (ev.key === 'F10' && ev.shiftKey)) {
+            ev.preventDefault();
+            keyMenu();
+            return;
         } else {
             return;
         }
@@ -2148,15 +2153,175 @@
         return '^' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
     }
 
-    /* focus on a function: its name, as a regular expression */
+    /*
+     * A function into a filter, by its name as a regular expression: a
+     * focus replaces the one there, an ignore or a hide adds it to what
+     * is there already.  A step of the history, as a view is.
+     */
+    function addFilter(key, name) {
+        const re = exactly(name), was = $(key).value.trim();
+
+        $(key).value = key === 'focus' || was === '' ? re : was + '|' + re;
+        writeHash(true);
+        filter();
+        mark();
+    }
+
     $('d-focus').addEventListener('click', () => {
         if (state.detailed !== '') {
-            $('focus').value = exactly(state.detailed);
-            writeHash(true);
-            filter();
-            mark();
+            addFilter('focus', state.detailed);
         }
     });
+
+    /*
+     * A frame's menu: a right click on a frame, or m (or the menu key,
+     * or Shift+F10) on the selected one.  It acts on the frame's
+     * function: {t, i, name} while it is open.  The arrows move in it,
+     * Enter takes an entry, Escape closes it and the graph has the keys
+     * again.
+     */
+    let menuOf = null;
+
+    const menuItems = () => Array.from($('menu-items').children)
+        .filter((b) => !b.hidden);
+
+    /* x, y: where it opens, in the window's px */
+    function openMenu(t, i, x, y) {
+        const menu = $('frame-menu');
+
+        menuOf = { t, i, name: t.names[t.name[i]] };
+        $('menu-name').textContent = menuOf.name;
+        $('menu-name').title = menuOf.name;
+        /* a caller of a sandwich is not in the graph's tree: no zoom */
+        menu.querySelector('[data-act=zoom]').hidden = t !== state.shown;
+        menu.hidden = false;
+
+        const r = menu.getBoundingClientRect();
+
+        menu.style.left = Math.max(0, Math.min(x, innerWidth - r.width - 4))
+                          + 'px';
+        menu.style.top = Math.max(0, y + r.height > innerHeight
+                                     ? y - r.height : y) + 'px';
+        menuItems()[0].focus({ preventScroll: true });
+    }
+
+    /* back: the graph takes the keys again (Escape, an entry taken) */
+    function closeMenu(back) {
+        if ($('frame-menu').hidden) {
+            return;
+        }
+        $('frame-menu').hidden = true;
+        menuOf = null;
+        if (back) {
+            $('flame').focus({ preventScroll: true });
+        }
+    }
+
+    /* the menu of the selected frame (or the zoomed one), by the keys */
+    function keyMenu() {
+        const i = state.selected > 0 ? state.selected : state.zoomed;
+        const k = state.at.get(i), canvas = $('flame').querySelector('canvas');
+
+        if (i > 0 && k !== undefined && canvas !== null) {
+            const f = state.frames[k], r = canvas.getBoundingClientRect();
+
+            openMenu(state.shown, i, r.left + f.x + Math.min(f.w / 2, 16),
+                     r.top + rowTop($('flame').graph, f.depth) + ROW);
+        }
+    }
+
+    function menuAct(what, { t, i, name }) {
+        if (what === 'zoom') {
+            act('zoom', () => {
+                zoom(F.pathOf(t, i));
+                select(i);
+            });
+        } else if (what === 'sandwich') {
+            sandwich(name);
+        } else if (what === 'copy') {
+            copyName(name, t, i);
+        } else {
+            act(what, () => addFilter(what, name));
+        }
+    }
+
+    /*
+     * The name to the clipboard; where the browser refuses (plain http
+     * from another host, no permission), the name selected in the
+     * panel, for Ctrl+C.
+     */
+    function copyName(name, t, i) {
+        const said = (text) => { $('status').textContent = text; };
+        const selectName = () => {
+            detail(i, t);
+            const r = document.createRange();
+
+            r.selectNodeContents($('d-name'));
+            getSelection().removeAllRanges();
+            getSelection().addRange(r);
+            said('the name is selected in the panel: Ctrl+C copies it');
+        };
+
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+            navigator.clipboard.writeText(name)
+                .then(() => said('copied ' + name), selectName);
+        } else {
+            selectName();
+        }
+    }
+
+    $('flame').addEventListener('contextmenu', (ev) => {
+        const h = pointed($('flame'), ev), g = $('flame').graph;
+        const f = h !== null && h.k !== undefined ? g.frames[h.k] : null;
+
+        /* the root or a block: the browser's own menu */
+        if (f === null || f.id === 0) {
+            return;
+        }
+        ev.preventDefault();
+        if (!f.t) {
+            state.pointing = false;
+            select(f.id);
+        }
+        openMenu(f.t || g.t, f.id, ev.clientX, ev.clientY);
+    });
+    $('menu-items').addEventListener('click', (ev) => {
+        const b = ev.target.closest('[data-act]'), of = menuOf;
+
+        if (b !== null && of !== null) {
+            closeMenu(true);
+            menuAct(b.dataset.act, of);
+        }
+    });
+    $('frame-menu').addEventListener('keydown', (ev) => {
+        const items = menuItems(), n = items.length;
+        const k = items.indexOf(document.activeElement);
+        const to = { ArrowDown: k + 1, ArrowUp: k - 1 + n, Home: 0,
+                     End: n - 1 }[ev.key];
+
+        if (to !== undefined) {
+            items[to % n].focus();
+        } else if (ev.key === 'Escape' || ev.key === 'Tab') {
+            closeMenu(true);
+        } else {
+            return;
+        }
+        ev.preventDefault();
+        ev.stopPropagation();
+    });
+    /* a click or the focus elsewhere closes it, as a scroll does */
+    document.addEventListener('mousedown', (ev) => {
+        if (!ev.target.closest('#frame-menu')) {
+            closeMenu(false);
+        }
+    });
+    $('frame-menu').addEventListener('focusout', (ev) => {
+        if (ev.relatedTarget !== null
+            && !$('frame-menu').contains(ev.relatedTarget)) {
+            closeMenu(false);
+        }
+    });
+    window.addEventListener('scroll', () => closeMenu(false));
     $('copy').addEventListener('click', () => {
         const text = $('d-raw').textContent;
 
@@ -2200,7 +2365,7 @@
     });
     /* n and N anywhere but in a box; Escape out of a zoom */
     document.addEventListener('keydown', (ev) => {
-        if (ev.target.closest('input, select, textarea, #flame')
+        if (ev.target.closest('input, select, textarea, #flame, #frame-menu')
             || state.page !== 'heap') {
             return;
         }

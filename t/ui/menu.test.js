@@ -1,0 +1,219 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
+// A frame's menu (right click, or m and the menu key on the selected
+// frame), in chromium through the DevTools protocol
+// (t/ui/cdp.js) against serve.js's stand-in: what the user sees.
+//
+//     node --test t/ui/menu.test.js
+
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { serve } = require('./serve.js');
+
+const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
+const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
+
+// the helpers every script below starts with, in the page
+const HELPERS = `
+    const $ = (s) => document.querySelector(s);
+    const until = async (test) => {
+        for (const end = Date.now() + 20000; !test();) {
+            if (Date.now() > end) {
+                throw new Error('timed out: ' + test);
+            }
+            await new Promise((ok) => setTimeout(ok, 20));
+        }
+    };
+    const frames = () => MallocViewer.frames('flame');
+    const has = (f, cls) => f.cls.split(' ').includes(cls);
+    const at = (f, type, extra = {}) => {
+        const r = $('#flame canvas').getBoundingClientRect();
+
+        return $('#flame canvas').dispatchEvent(new MouseEvent(type, {
+            clientX: Math.ceil(r.left + f.x
+                               + Math.max(0, Math.min(f.w / 2, 8) - 1)),
+            clientY: r.top + f.y + f.h / 2, bubbles: true,
+            cancelable: true, ...extra }));
+    };
+    const key = (target, k, opts = {}) => target.dispatchEvent(
+        new KeyboardEvent('keydown', { key: k, bubbles: true,
+                                       cancelable: true, ...opts }));
+    const menu = () => ({
+        open: !$('#frame-menu').hidden,
+        name: $('#menu-name').textContent,
+        items: [...$('#menu-items').children].filter((b) => !b.hidden)
+            .map((b) => b.textContent),
+        focused: document.activeElement.closest('#frame-menu')
+            ? document.activeElement.textContent : null });
+    const tables = () => until(() => document.body.dataset.tables
+                                     === 'ready');
+    // a filter typed: its note, marked stale first, says it ran
+    const typed = async (id, value) => {
+        $(id + '-note').textContent = '\u0000stale';
+        $(id).value = value;
+        $(id).dispatchEvent(new Event('input'));
+        await until(() => $(id + '-note').textContent !== '\u0000stale');
+        await tables();
+    };
+`;
+
+// what script (an async function's body, after HELPERS) saw in the page
+// of server at hash
+async function drive(server, hash, body) {
+    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-menu-'));
+    const file = path.join(dir, 'drive.js');
+
+    fs.writeFileSync(file, 'async () => {' + HELPERS + body + '\n}');
+    try {
+        const out = await new Promise((ok, fail) => execFile('node', [
+            path.join(__dirname, 'cdp.js'),
+            'http://127.0.0.1:' + server.address().port + '/malloc/ui'
+            + hash, file], { timeout: 120000, maxBuffer: 16 << 20 },
+            (err, stdout) => (err ? fail(err) : ok(stdout))));
+
+        return JSON.parse(out);
+    } finally {
+        server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
+}
+
+test('a frame\'s menu: by a right click and by the keys', { skip },
+     async (t) => {
+    const seen = await drive(serve({ stacks: 2000 }), '', `
+    const seen = {};
+
+    await tables();
+    // a frame two rows down: a right click opens its menu there
+    const f = frames().filter((x) => x.kind === 'frame' && x.y === 36)
+        .sort((a, b) => b.w - a.w)[0];
+    seen.name = f.name;
+    seen.taken = !at(f, 'contextmenu');
+    seen.right = menu();
+    seen.selected = frames().filter((x) => has(x, 'selected'))
+        .map((x) => x.name);
+    const box = $('#frame-menu').getBoundingClientRect();
+    seen.inView = box.left >= 0 && box.right <= innerWidth
+                  && box.top >= 0 && box.bottom <= innerHeight;
+    // the arrows move in it; Escape closes it, and the zoom stays
+    key(document.activeElement, 'ArrowDown');
+    key(document.activeElement, 'ArrowDown');
+    seen.down = menu().focused;
+    key(document.activeElement, 'ArrowUp');
+    key(document.activeElement, 'ArrowUp');
+    key(document.activeElement, 'ArrowUp');
+    seen.wrapped = menu().focused;
+    const hash = location.hash;
+    key(document.activeElement, 'Escape');
+    seen.escaped = { open: menu().open, hash: location.hash === hash,
+                     focus: document.activeElement === $('#flame') };
+
+    // m on the selected frame: its menu, the first entry focused
+    key($('#flame'), 'm');
+    seen.m = menu();
+    key(document.activeElement, 'Escape');
+    // the menu key too
+    key($('#flame'), 'ContextMenu');
+    seen.contextKey = menu().open;
+    key(document.activeElement, 'Escape');
+
+    // ignore: the stacks through it dropped
+    key($('#flame'), 'm');
+    [...$('#menu-items').children].find((b) => b.dataset.act === 'ignore')
+        .click();
+    await tables();
+    seen.ignore = { value: $('#ignore').value,
+                    note: $('#ignore-note').textContent,
+                    left: frames().some((x) => x.name === f.name),
+                    open: menu().open, hash: location.hash };
+    history.back();
+    await until(() => $('#ignore').value === '');
+    await tables();
+
+    // hide: its frames out, its callees to its caller
+    const again = frames().find((x) => x.kind === 'frame'
+                                       && x.name === f.name);
+    at(again, 'contextmenu');
+    [...$('#menu-items').children].find((b) => b.dataset.act === 'hide')
+        .click();
+    await tables();
+    seen.hide = { value: $('#hide').value,
+                  note: $('#hide-note').textContent,
+                  left: frames().some((x) => x.name === f.name) };
+    await typed('#hide', '');
+
+    // focus: only the stacks through it
+    at(frames().find((x) => x.name === f.name), 'contextmenu');
+    [...$('#menu-items').children].find((b) => b.dataset.act === 'focus')
+        .click();
+    await tables();
+    seen.focus = { value: $('#focus').value,
+                   note: $('#focus-note').textContent };
+    await typed('#focus', '');
+
+    // copy: to the clipboard, or, refused, the name selected to copy
+    let copied = null;
+    navigator.clipboard.writeText = async (text) => { copied = text; };
+    at(frames().find((x) => x.name === f.name), 'contextmenu');
+    $('#menu-items [data-act=copy]').click();
+    await until(() => copied !== null);
+    seen.copied = [copied, $('#status').textContent];
+    navigator.clipboard.writeText = () => Promise.reject(
+        new DOMException('refused', 'NotAllowedError'));
+    getSelection().removeAllRanges();
+    at(frames().find((x) => x.name === f.name), 'contextmenu');
+    key(document.activeElement, 'End');
+    seen.end = menu().focused;
+    document.activeElement.click();
+    await until(() => getSelection().toString() !== '');
+    seen.selection = [getSelection().toString(), $('#status').textContent];
+
+    // the root has no function: the browser's own menu
+    seen.root = at(frames()[0], 'contextmenu') && !menu().open;
+    return seen;`);
+
+    t.diagnostic(JSON.stringify(seen));
+    assert.strictEqual(seen.failed, undefined, seen.failed);
+
+    const entries = ['Zoom into it', 'Focus on it', 'Ignore it', 'Hide it',
+                     'Callers and callees', 'Copy the name'];
+    assert.ok(seen.taken, 'the browser\'s menu is not shown on a frame');
+    assert.deepStrictEqual(seen.right, { open: true, name: seen.name,
+                                         items: entries,
+                                         focused: 'Zoom into it' });
+    assert.deepStrictEqual(seen.selected, [seen.name], 'the frame selected');
+    assert.ok(seen.inView, 'the menu in the window');
+    assert.strictEqual(seen.down, 'Ignore it');
+    assert.strictEqual(seen.wrapped, 'Copy the name', 'up wraps round');
+    assert.deepStrictEqual(seen.escaped, { open: false, hash: true,
+                                           focus: true });
+    assert.deepStrictEqual(seen.m, seen.right, 'm: the same menu');
+    assert.ok(seen.contextKey, 'the menu key opens it');
+
+    const exact = '^' + seen.name + '$';
+    assert.strictEqual(seen.ignore.value, exact);
+    assert.match(seen.ignore.note, /^ignore keeps [\d,]+ of 2,000 stacks, /);
+    assert.ok(!seen.ignore.left, 'ignored: its frames gone');
+    assert.ok(!seen.ignore.open, 'an entry taken closes the menu');
+    assert.strictEqual(seen.ignore.hash,
+                       '#ignore=' + encodeURIComponent(exact));
+    assert.strictEqual(seen.hide.value, exact);
+    assert.match(seen.hide.note, /^hide takes 1 function out of [\d,]+ /);
+    assert.ok(!seen.hide.left, 'hidden: its frames gone');
+    assert.strictEqual(seen.focus.value, exact);
+    assert.match(seen.focus.note, /^focus keeps [\d,]+ of 2,000 stacks, /);
+    assert.deepStrictEqual(seen.copied, [seen.name, 'copied ' + seen.name]);
+    assert.strictEqual(seen.end, 'Copy the name', 'End: the last entry');
+    assert.deepStrictEqual(seen.selection, [
+        seen.name, 'the name is selected in the panel: Ctrl+C copies it']);
+    assert.ok(seen.root, 'no menu for the root');
+});
