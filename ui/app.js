@@ -78,7 +78,7 @@
         view: 'callers',    /* or allocators, or sandwich (of fn) */
         fn: '',
         shown: null,        /* the tree the graph draws */
-        callers: null,      /* a sandwich: the tree above it, fn's callers */
+        callers: null,      /* a sandwich: fn's callers, drawn above it */
         based: false,       /* a comparison: the tree has base totals */
         largest: 0,         /* the largest change, the deepest colour */
         counted: false,     /* the profile has the other measure too */
@@ -91,7 +91,6 @@
         focus: [],          /* the zoom: names from below the root */
         zoomed: 0,          /* the node it ends in */
         frames: [],         /* #flame's frame k shows frames[k] */
-        callerFrames: [],   /* #callers' */
         at: new Map(),      /* a node's index in frames */
         folded: new Map(),  /* a node of a folded run -> the run's frame */
         selected: -1,       /* the node selected (click, keys), or -1 */
@@ -934,8 +933,9 @@
         state.selected = -1;
         $('sandwich-head').hidden = state.callers === null;
         $('sandwich-head').textContent = state.callers === null ? ''
-            : 'The callers of ' + state.fn + ' above it, what it calls '
-              + 'below.';
+            : state.fn + ' once in the middle: its callers above it, '
+              + 'outwards to the top, what it calls below it. Click a '
+              + 'caller for its own callers and callees.';
         draw();
     }
 
@@ -1178,27 +1178,81 @@
     /*
      * One graph into box: the frames that layout() keeps, drawn on the
      * box's one canvas by paint(), and a hatched mark where it left
-     * frames out.  flip draws the root at the bottom (a function's
-     * callers, above it).  box.graph keeps what was laid out, for
-     * paint(), the pointer (hit()) and MallocViewer.frames().
+     * frames out.  In a sandwich, the function's callers are laid out
+     * too and drawn above it (sandwiched()).  box.graph keeps what was
+     * laid out, for paint(), the pointer (hit()) and
+     * MallocViewer.frames(); a frame or block of another tree than
+     * g.t (the callers') names it in its t.
      */
-    function graph(box, t, path, flip) {
+    function graph(box, t, path) {
         const width = box.clientWidth || 800;
-        const frames = F.layout(t, path, width, {
-            minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
-        const blocks = runs(frames.marks, width);
+        const opts = { minPx: 0.5, cap: 4000,
+                       collapse: $('collapse').checked };
+        /* a sandwich's function never folds into the row of another */
+        let frames = F.layout(t, path, width, Object.assign(
+            { fixed: state.callers !== null ? 2 : 1 }, opts));
+        let blocks = runs(frames.marks, width), heads = [];
+
+        if (state.callers !== null) {
+            ({ frames, blocks, heads } = sandwiched(t, frames, blocks,
+                                                    width, opts));
+        }
+
         /* the marks of what is too narrow may take a row below the last */
-        const rows = frames.concat(blocks)
+        const rows = frames.concat(blocks, heads)
             .reduce((d, f) => Math.max(d, f.depth + 1), 1);
         const byRow = Array.from({ length: rows }, () => []);
-        const labels = frames.map((f) => (f.chain ? F.chainLabel(t, f.chain)
-                                                  : F.label(t, f.id)));
+        const labels = frames.map((f) => (f.chain ? chainLabel(f, t)
+                                                  : F.label(f.t || t, f.id)));
 
         frames.forEach((f, k) => byRow[f.depth].push(k));
-        box.graph = { t, frames, labels, blocks, flip, rows, width, byRow,
-                      height: (rows + (flip ? 0 : 1)) * ROW,
-                      hover: null };
+        box.graph = { t, frames, labels, blocks, heads, rows, width, byRow,
+                      height: (rows + 1) * ROW, hover: null };
         return frames;
+    }
+
+    /*
+     * A folded run's name; a caller's run goes outwards, so that it is
+     * named as it calls: the outermost first.
+     */
+    function chainLabel(f, t) {
+        return f.t ? F.chainLabel(f.t, f.chain.slice().reverse())
+                   : F.chainLabel(t, f.chain);
+    }
+
+    /*
+     * A sandwich as one graph: the function once, in the middle; its
+     * callers (state.callers, laid out from it) above it, each row a
+     * caller's callers, outwards to the top; what it calls (t) below
+     * it.  Neither tree's root ("all", the function's bytes again) is
+     * drawn: the function stands for both.  A label row on each side of
+     * it says which half is which.  Frames and blocks get depth as the
+     * row they are drawn in, from the top.
+     */
+    function sandwiched(t, frames, blocks, width, opts) {
+        const c = state.callers, up = F.layout(c, [], width, opts);
+        const upBlocks = runs(up.marks, width);
+        /* callers at depth 2 (1 is the function) and down */
+        const n = up.concat(upBlocks)
+            .reduce((d, f) => Math.max(d, f.depth), 1) - 1;
+        const above = (f) => Object.assign({}, f, { depth: n - f.depth + 1,
+                                                    t: c });
+        const below = (f) => Object.assign(f, { depth: n + f.depth
+                                                       + (f.depth > 1 ? 1 : 0) });
+        const out = frames.filter((f) => f.id !== 0).map(below)
+            .concat(up.filter((f) => f.depth >= 2).map(above));
+        const fn = F.children(t, 0)[0];
+        const heads = [
+            { depth: n, text: '\u25b2 callers of ' + state.fn
+                               + (n === 0 ? ': none, it is an outermost caller'
+                                          : ', outwards') },
+            { depth: n + 2, text: '\u25bc callees of ' + state.fn
+                + (fn !== undefined && t.total[fn] === t.self[fn]
+                   ? ': none, it allocated all of it itself' : '') }];
+
+        out.focus = frames.focus;
+        return { frames: out, heads,
+                 blocks: blocks.map(below).concat(upBlocks.map(above)) };
     }
 
     /*
@@ -1245,28 +1299,30 @@
 
     /* the tooltip of a block of frames too narrow to draw */
     function markTitle(g, b) {
-        return count(b.frames, 'frame') + ' below ' + F.label(g.t, b.parent)
+        return count(b.frames, 'frame') + ' below '
+            + F.label(b.t || g.t, b.parent)
             + (b.parents > 1 ? ' and ' + (b.parents - 1) + ' other'
                                + (b.parents > 2 ? 's' : '') : '')
             + ', ' + val(b.bytes) + ', too narrow to draw: '
-            + 'click to zoom into them';
+            + (b.t ? 'click for the callers of ' + F.label(b.t, b.parent)
+                   : 'click to zoom into them');
     }
 
     /* the top of a row in px */
     function rowTop(g, depth) {
-        return (g.flip ? g.rows - 1 - depth : depth) * ROW;
+        return depth * ROW;
     }
 
     /* the classes a frame had as an element: what colours it */
     function frameClass(g, k) {
-        const f = g.frames[k], t = g.t, i = f.id, found = state.found;
+        const f = g.frames[k], t = f.t || g.t, i = f.id, found = state.found;
 
         return colorClass(t, i)
             + (f.ancestor ? ' ancestor' : '')
-            + (i === g.frames.focus && i > 0 ? ' focus' : '')
+            + (i === g.frames.focus && i > 0 && !f.t ? ' focus' : '')
             + (found && i > 0 && g === $('flame').graph
                && found.names.has(t.name[i]) ? ' match' : '')
-            + (g === $('flame').graph && i === state.selected
+            + (g === $('flame').graph && i === state.selected && !f.t
                ? ' selected' : '')
             + (k !== g.hover && i > 0 && t.name[i] === hovered(g)
                ? ' same' : '')
@@ -1275,8 +1331,9 @@
 
     /* the function of the frame the pointer is on in g, or -1 */
     function hovered(g) {
-        return g.hover !== null && g.hover >= 0 && g.frames[g.hover].id > 0
-            ? g.t.name[g.frames[g.hover].id] : -1;
+        const f = g.hover !== null && g.hover >= 0 ? g.frames[g.hover] : null;
+
+        return f !== null && f.id > 0 ? (f.t || g.t).name[f.id] : -1;
     }
 
     /*
@@ -1330,12 +1387,14 @@
         const fn = hovered(g), same = [];
 
         g.frames.forEach((f, k) => {
-            const y = rowTop(g, f.depth), i = f.id;
+            const y = rowTop(g, f.depth), i = f.id, t = f.t || g.t;
             const match = main && found !== null && i > 0
-                          && found.names.has(g.t.name[i]);
+                          && found.names.has(t.name[i]);
+            /* the selection is a node of g.t's: not one of the callers' */
+            const chosen = main && i === state.selected && !f.t;
 
             ctx.globalAlpha = f.ancestor ? 0.55 : 1;
-            ctx.fillStyle = colorOf(match ? 'match' : colorClass(g.t, i));
+            ctx.fillStyle = colorOf(match ? 'match' : colorClass(t, i));
             /* a pixel of gap on the right, but for frames under 2 px */
             ctx.fillRect(f.x, y, f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
             ctx.globalAlpha = 1;
@@ -1348,12 +1407,21 @@
                              : label.slice(0, Math.max(1, n - 1)) + '\u2026',
                              f.x + 3, y + (ROW - 1) / 2);
             }
-            if ((main && i === state.selected) || g.hover === k) {
-                outlined.push([f, y, main && i === state.selected ? 2 : 1]);
-            } else if (fn !== -1 && i > 0 && g.t.name[i] === fn) {
+            if (chosen || g.hover === k) {
+                outlined.push([f, y, chosen ? 2 : 1]);
+            } else if (fn !== -1 && i > 0 && t.name[i] === fn) {
                 same.push([f, y]);
             }
         });
+        /* a sandwich's halves, named on a plain ground */
+        for (const h of g.heads) {
+            const y = rowTop(g, h.depth);
+
+            ctx.fillStyle = colorOf('more', 'color');
+            ctx.fillRect(0, y, g.width, ROW - 1);
+            ctx.fillStyle = text;
+            ctx.fillText(h.text, 3, y + (ROW - 1) / 2);
+        }
         g.blocks.forEach((b, k) => {
             const y = rowTop(g, b.depth);
 
@@ -1401,8 +1469,7 @@
             return null;
         }
 
-        const row = Math.floor(y / ROW);
-        const depth = g.flip ? g.rows - 1 - row : row;
+        const depth = Math.floor(y / ROW);
 
         if (depth < 0 || depth >= g.rows) {
             return null;
@@ -1439,18 +1506,22 @@
             }
             return g.frames.map((f, k) => ({
                 kind: 'frame', name: g.labels[k], cls: 'frame '
-                                                       + frameClass(g, k),
+                                                       + frameClass(g, k)
+                                                       + (f.t ? ' caller' : ''),
                 title: (f.chain ? g.labels[k] + ', then ' : '')
-                       + title(g.t, f.id, g.frames.focus),
+                       + title(f.t || g.t, f.id, g.frames.focus),
                 x: f.x, y: rowTop(g, f.depth), w: f.w, h: ROW - 1 }))
                 .concat(g.blocks.map((b) => ({
                     kind: 'more', name: b.label || '', cls: 'more',
                     title: markTitle(g, b), x: b.x, y: rowTop(g, b.depth),
-                    w: b.w, h: ROW - 1 })));
+                    w: b.w, h: ROW - 1 })), g.heads.map((h) => ({
+                    kind: 'label', name: h.text, cls: 'label', title: '',
+                    x: 0, y: rowTop(g, h.depth), w: g.width,
+                    h: ROW - 1 })));
         }
     };
 
-    /* the flame graph, and a function's callers above it */
+    /* the flame graph, in a sandwich with a function's callers above it */
     function draw() {
         const t = state.shown, started = performance.now();
 
@@ -1458,22 +1529,22 @@
             state.frames = [];
             $('flame').graph = null;
             paint($('flame'));
-            $('callers').graph = null;
-            paint($('callers'));
-            $('callers').hidden = true;
             $('reset').disabled = true;
             detail(-1);
             showSummary();
             return;
         }
-        state.frames = graph($('flame'), t, state.focus, false);
+        state.frames = graph($('flame'), t, state.focus);
         state.zoomed = state.frames.focus;
-        state.at = new Map(state.frames.map((f, k) => [f.id, k]));
-        state.folded = new Map(state.frames.filter((f) => f.chain)
+        /* the nodes of t drawn: not the callers' of a sandwich */
+        state.at = new Map();
+        state.frames.forEach((f, k) => {
+            if (!f.t) {
+                state.at.set(f.id, k);
+            }
+        });
+        state.folded = new Map(state.frames.filter((f) => f.chain && !f.t)
             .flatMap((f) => f.chain.map((i) => [i, f.id])));
-        $('callers').hidden = state.callers === null;
-        state.callerFrames = state.callers === null ? []
-            : graph($('callers'), state.callers, [], true);
         $('reset').disabled = state.zoomed === 0;
         document.body.dataset.frames = state.frames.length;
         state.drawn = performance.now() - started;
@@ -1520,9 +1591,6 @@
         const started = performance.now();
 
         paint($('flame'));
-        if (state.callers !== null) {
-            paint($('callers'));
-        }
         state.painted += performance.now() - started;
     }
 
@@ -1573,7 +1641,9 @@
         $('d-file').textContent = i === 0 ? '' : file === null ? 'unknown'
             : file.label + ' (' + file.kind + ')';
         $('d-file').title = file === null ? '' : file.path;
-        $('d-path').textContent = F.pathOf(t, i).join(' \u2192 ');
+        /* the callers' tree goes outwards: its path read as calls */
+        $('d-path').textContent = (t === state.callers
+            ? F.pathOf(t, i).reverse() : F.pathOf(t, i)).join(' \u2192 ');
         $('d-sandwich').hidden = i === 0;
         $('d-focus').hidden = i === 0;
         state.detailed = i === 0 ? '' : p.names[f];
@@ -1717,6 +1787,10 @@
             return;
         }
         ev.preventDefault();
+        /* a sandwich draws no root: its function stands for it */
+        if (state.callers !== null && i === 0 && F.children(t, 0).length) {
+            i = F.children(t, 0)[0];
+        }
         select(i);
     }
 
@@ -2058,11 +2132,18 @@
      */
     $('flame').addEventListener('click', (ev) => {
         const h = pointed($('flame'), ev), t = state.shown;
+        const g = $('flame').graph;
+        /* a sandwich's caller: its own callers and callees */
+        const other = h === null ? null
+            : h.m !== undefined ? g.blocks[h.m] : g.frames[h.k];
 
         if (h === null) {
             return;
         }
-        if (h.m !== undefined) {
+        if (other.t) {
+            sandwich(F.label(other.t, h.m !== undefined ? other.parent
+                                                        : other.id));
+        } else if (h.m !== undefined) {
             act('zoom', () => {
                 /* into their caller; if it is zoomed already, the widest */
                 const m = $('flame').graph.blocks[h.m];
@@ -2083,7 +2164,8 @@
     $('flame').addEventListener('dblclick', (ev) => {
         const h = pointed($('flame'), ev);
 
-        if (h !== null && h.k !== undefined) {
+        if (h !== null && h.k !== undefined
+            && !$('flame').graph.frames[h.k].t) {
             act('zoom', () => {
                 const i = state.frames[h.k].id;
 
@@ -2098,8 +2180,8 @@
      * hover fills the panel and outlines the frame; the canvas's title
      * is its tooltip; leaving the graph shows the selection again
      */
-    for (const id of ['flame', 'callers']) {
-        const box = $(id);
+    {
+        const box = $('flame');
 
         box.addEventListener('mousemove', (ev) => {
             const h = pointed(box, ev), g = box.graph;
@@ -2114,13 +2196,12 @@
             const f = frameOf(box, h), canvas = box.querySelector('canvas');
 
             canvas.style.cursor = h === null ? '' : f ? 'pointer' : 'zoom-in';
-            canvas.title = f ? (f.chain ? F.chainLabel(g.t, f.chain)
-                                          + ', then ' : '')
-                               + title(g.t, f.id, g.frames.focus)
+            canvas.title = f ? (f.chain ? chainLabel(f, g.t) + ', then ' : '')
+                               + title(f.t || g.t, f.id, g.frames.focus)
                 : h !== null ? markTitle(g, g.blocks[h.m]) : '';
             if (f) {
                 state.pointing = true;
-                detail(f.id, g.t);
+                detail(f.id, f.t || g.t);
             }
         });
         /*
@@ -2135,14 +2216,6 @@
             }
         });
     }
-    /* a caller of the function: its own callers and callees */
-    $('callers').addEventListener('click', (ev) => {
-        const f = frameOf($('callers'), pointed($('callers'), ev));
-
-        if (f !== null && f.id > 0) {
-            sandwich(F.label(state.callers, f.id));
-        }
-    });
     $('d-sandwich').addEventListener('click', () => {
         if (state.detailed !== '') {
             sandwich(state.detailed);

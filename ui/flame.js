@@ -582,14 +582,15 @@
      * than minPx is left out with all below it; past cap frames, the
      * narrowest go.  collapse folds runs of callers (run()) into one
      * frame, but in the row right below the zoom, and the ancestors but
-     * the root and the last into another.
+     * the first fixed (the root) and the last into another.
      * frames.marks says where frames were left out:
      * {x, w, depth, parent, widest, frames, bytes}, at the end of the
      * row below the parent whose children they are: how many frames
      * (with all below them) and bytes, and the widest of them.
      */
     function layout(t, focusPath, width,
-                    { minPx = 0.5, cap = 4000, collapse = false } = {}) {
+                    { minPx = 0.5, cap = 4000, collapse = false,
+                      fixed = 1 } = {}) {
         const focus = find(t, focusPath), frames = [], chain = [];
         const scale = t.total[focus] > 0 ? width / t.total[focus] : 0;
         const left = new Map();     /* frame index -> what it left out */
@@ -598,9 +599,9 @@
             chain.unshift(i);
         }
         /* folded: the root, the callers but the last, the last, the focus */
-        const rows = collapse && chain.length >= 5
-            ? [[chain[0]], chain.slice(1, -2), [chain[chain.length - 2]],
-               [focus]]
+        const rows = collapse && chain.length >= fixed + 4
+            ? [...chain.slice(0, fixed).map((id) => [id]),
+               chain.slice(fixed, -2), [chain[chain.length - 2]], [focus]]
             : chain.map((id) => [id]);
 
         rows.forEach((ids, depth) => frames.push(Object.assign({

@@ -306,6 +306,12 @@ test('collapse: runs of single callers fold into one frame', () => {
     assert.strictEqual(zoomed.focus, F.find(tree, at));
     // without collapse, every frame its row
     assert.strictEqual(F.layout(tree, at, 1000).length, 8);
+    // fixed 2: the first two rows stay apart (a sandwich's function,
+    // below its root), the callers after them folded
+    assert.deepStrictEqual(names(F.layout(tree, at, 1000, {
+        collapse: true, fixed: 2 })).slice(0, 5),
+                           ['all', '_start', 'main → … → spawn (3 frames)',
+                            'worker', 'handler']);
 });
 
 test('search: a regex, case-insensitive; share counts nested ones once',

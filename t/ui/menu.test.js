@@ -2,7 +2,8 @@
 // BSD 2-Clause licence: see LICENSE.
 
 // A frame's menu (right click, or m and the menu key on the selected
-// frame), in chromium through the DevTools protocol
+// frame), the callers and callees of a function as one graph, and a
+// comparison's intervals, in chromium through the DevTools protocol
 // (t/ui/cdp.js) against serve.js's stand-in: what the user sees.
 //
 //     node --test t/ui/menu.test.js
@@ -216,4 +217,114 @@ test('a frame\'s menu: by a right click and by the keys', { skip },
     assert.deepStrictEqual(seen.selection, [
         seen.name, 'the name is selected in the panel: Ctrl+C copies it']);
     assert.ok(seen.root, 'no menu for the root');
+});
+
+test('a function\'s callers and callees: one graph, the function once',
+     { skip }, async (t) => {
+    const seen = await drive(serve({ stacks: 2000 }), '', `
+    const seen = {};
+    const shown = () => {
+        const all = frames(), labels = all.filter((x) => x.kind === 'label');
+        const [up, down] = labels;
+        const middle = all.filter((x) => x.kind === 'frame' && up
+                                         && x.y === up.y + 18);
+
+        return {
+            hash: location.hash, canvases: $('#flame').querySelectorAll(
+                'canvas').length, callersBox: $('#callers') !== null,
+            labels: labels.map((x) => [x.name, x.y]),
+            middle: middle.map((x) => [x.name, x.w === $('#flame canvas')
+                .getBoundingClientRect().width || x.w >= $('#flame')
+                .clientWidth - 1, has(x, 'caller')]),
+            all: all.filter((x) => x.name === 'all').length,
+            callersAbove: all.filter((x) => has(x, 'caller'))
+                .every((x) => x.y < up.y),
+            calleesBelow: all.filter((x) => x.kind === 'frame'
+                                            && !has(x, 'caller')
+                                            && x.y !== up.y + 18)
+                .every((x) => x.y > down.y),
+            callers: all.filter((x) => has(x, 'caller')).length,
+            callees: all.filter((x) => x.kind === 'frame'
+                                       && !has(x, 'caller')).length - 1,
+            direct: all.filter((x) => has(x, 'caller') && x.y === up.y - 18)
+                .map((x) => x.name),
+            top: all.filter((x) => x.y === 0).every((x) => has(x, 'caller')
+                                                           || x.w < 4),
+            head: $('#sandwich-head').textContent };
+    };
+
+    await tables();
+    // a function two rows down, by its menu: main calls it
+    const f = frames().filter((x) => x.kind === 'frame' && x.y === 36)
+        .sort((a, b) => b.w - a.w)[0];
+    at(f, 'contextmenu');
+    $('#menu-items [data-act=sandwich]').click();
+    await tables();
+    seen.name = f.name;
+    seen.one = shown();
+    // the keys stay in the graph's half: up from the function stays
+    $('#flame').focus();
+    at(frames().find((x) => x.name === f.name && !has(x, 'caller')),
+       'click');
+    key($('#flame'), 'ArrowUp');
+    seen.up = $('#d-name').textContent;
+    key($('#flame'), 'ArrowDown');
+    seen.down = $('#d-name').textContent;
+    key($('#flame'), 'Escape');
+    seen.escaped = $('#d-name').textContent;
+
+    // a caller hovered: the panel reads its path outwards in
+    const main = frames().find((x) => has(x, 'caller')
+                                      && x.name === 'main');
+    at(main, 'mousemove');
+    seen.callerPanel = [$('#d-name').textContent, $('#d-path').textContent];
+    // its menu: no zoom, for it is not in the graph's tree
+    at(main, 'contextmenu');
+    seen.callerMenu = menu().items;
+    key(document.activeElement, 'Escape');
+    // clicked: its own callers and callees
+    at(main, 'click');
+    await tables();
+    seen.main = shown();
+    return seen;`);
+
+    t.diagnostic(JSON.stringify(seen));
+    assert.strictEqual(seen.failed, undefined, seen.failed);
+
+    const one = seen.one, name = seen.name;
+    assert.strictEqual(one.hash, '#view=sandwich&fn=' + name);
+    assert.strictEqual(one.canvases, 1, 'one graph, on one canvas');
+    assert.ok(!one.callersBox, 'no second graph of the callers');
+    assert.deepStrictEqual(one.labels.map((l) => l[0]),
+                           ['\u25b2 callers of ' + name + ', outwards',
+                            '\u25bc callees of ' + name]);
+    assert.strictEqual(one.labels[1][1] - one.labels[0][1], 36,
+                       'the labels on either side of the function');
+    assert.deepStrictEqual(one.middle, [[name, true, false]],
+                           'the function once, in the middle, all across');
+    assert.strictEqual(one.all, 0, 'no "all" row in either half');
+    assert.ok(one.callers > 0 && one.callees > 10,
+              one.callers + ' callers, ' + one.callees + ' callees');
+    assert.ok(one.callersAbove, 'its callers above it');
+    assert.ok(one.calleesBelow, 'what it calls below it');
+    assert.ok(one.direct.includes('main'), 'main calls it, right above');
+    assert.ok(one.top, 'the outermost callers at the top');
+    assert.match(one.head, new RegExp('^' + name + ' once in the middle'));
+
+    assert.strictEqual(seen.up, name, 'up from the function: it stays');
+    assert.notStrictEqual(seen.down, name, 'down: its widest callee');
+    assert.strictEqual(seen.escaped, name, 'Escape: the function again');
+    assert.deepStrictEqual(seen.callerPanel, ['main', 'main \u2192 ' + name]);
+    assert.deepStrictEqual(seen.callerMenu, [
+        'Focus on it', 'Ignore it', 'Hide it', 'Callers and callees',
+        'Copy the name']);
+
+    const m = seen.main;
+    assert.strictEqual(m.hash, '#view=sandwich&fn=main');
+    assert.deepStrictEqual(m.labels.map((l) => l[0]), [
+        '\u25b2 callers of main: none, it is an outermost caller',
+        '\u25bc callees of main']);
+    assert.strictEqual(m.labels[0][1], 0, 'nothing above the label');
+    assert.deepStrictEqual(m.middle, [['main', true, false]]);
+    assert.strictEqual(m.callers, 0);
 });
