@@ -94,7 +94,7 @@ is($t->post('/malloc/prof_active', 'false')->{status}, 200, 'profiling off');
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 57 unless $chromium;
+    skip $why, 58 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my ($dom, $drawn) = page($url);
@@ -273,6 +273,11 @@ JS
          'browser: compared with the snapshot, the holder grew by 16 MiB');
     like($compared, qr/with \d+ samples now and \d+ in the base, a change of small blocks under [\d.]+ \w+ cannot be told from noise/,
          'browser: the comparison states its detection limit');
+    like($compared, qr{<td\ class="name">ngx_http_malloc_test_hold</td>
+                       (?:<td[^>]*>[^<]*</td>)*?
+                       <td\ class="num\ interval\ grown">\+1[5-7]\.\d\ MiB,
+                       \ 99%:\ [\d.]+\ to\ [\d.]+\ MiB</td>}x,
+         'browser: the holder\'s growth with its 99% interval, in the table');
 
     if ($ENV{TEST_SCREENSHOT}) {
         # the comparison, the holder hovered: its panel filled

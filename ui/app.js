@@ -821,7 +821,8 @@
         state.counted = F.countIndex(p, state.ti) !== -1;
         state.pairUnit = state.counted ? F.unitOf(p, F.countIndex(p, state.ti))
                                        : '';
-        if (!state.based && ['dflat', 'dcum'].includes(state.sort.key)) {
+        if (!state.based && ['dflat', 'dcum', 'sflat']
+            .includes(state.sort.key)) {
             state.sort = { key: 'flat', desc: true };
         }
         state.filters = null;
@@ -887,6 +888,9 @@
     function tables(tree) {
         if (tree !== state.tree) {
             return;
+        }
+        if (state.sort.key === 'sflat' && !tree.margined) {
+            state.sort = { key: 'flat', desc: true };
         }
         state.rows = F.sortRows(F.top(tree), state.sort.key, state.sort.desc);
         state.byFn = new Map(state.rows.map((r) => [r.fn, r]));
@@ -1038,6 +1042,32 @@
                  : t.sig[i] !== d ? ', ' + dval(t.sig[i])
                                     + ' of it beyond the sampling noise'
                  : '');
+    }
+
+    /* the confidence of the server's judgement: 0.99 */
+    function level() {
+        const c = state.profile && state.profile.comparison;
+
+        return c && c.level > 0 ? c.level : 0.99;
+    }
+
+    /*
+     * Where the change of node i's stacks beyond the noise lies, from
+     * the server's margins: "self +17.5 MiB, 99%: 9.0 to 26.0 MiB" for
+     * the stacks it ends, "total ..." for all through it when more; ""
+     * when none changed beyond the noise, or no margins came.
+     */
+    function interval(t, i) {
+        if (!t.margined || t.sig[i] === 0) {
+            return '';
+        }
+
+        const self = t.ssig[i] !== 0 ? 'self ' + F.formatInterval(
+            t.ssig[i], t.smarg[i], level()) : '';
+        const total = t.sig[i] !== t.ssig[i] || t.marg[i] !== t.smarg[i]
+            ? 'total ' + F.formatInterval(t.sig[i], t.marg[i], level()) : '';
+
+        return [self, total].filter((x) => x !== '').join('; ');
     }
 
     /*
@@ -1638,6 +1668,8 @@
         $('d-function-row').hidden = r === undefined;
         $('d-change-row').hidden = !state.based;
         $('d-change').textContent = state.based ? change(t, i) : '';
+        $('d-interval').textContent = interval(t, i);
+        $('d-interval-row').hidden = $('d-interval').textContent === '';
         $('d-file').textContent = i === 0 ? '' : file === null ? 'unknown'
             : file.label + ' (' + file.kind + ')';
         $('d-file').title = file === null ? '' : file.path;
@@ -1800,6 +1832,12 @@
         /* a comparison's change columns, as their heads in index.html */
         const delta = (d) => (state.based ? [el('td', dval(d),
             'num' + (d > 0 ? ' grown' : d < 0 ? ' shrunk' : ''))] : []);
+        /* the interval of the stacks it ends beyond the noise */
+        const margined = state.tree !== null && state.tree.margined;
+        const sure = (r) => (margined ? [el('td', r.sflat !== 0
+            ? F.formatInterval(r.sflat, r.mflat, level()) : '',
+            'num interval' + (r.sflat > 0 ? ' grown'
+                              : r.sflat < 0 ? ' shrunk' : ''))] : []);
         /* the other measure's flat and cum: objects beside bytes */
         const pair = (r) => (state.counted
             ? [el('td', F.formatValue(r.pflat, state.pairUnit), 'num pair'),
@@ -1811,7 +1849,7 @@
                 const tr = row([el('td', r.name, 'name'),
                                 el('td', val(r.flat), 'num'),
                                 el('td', F.formatShare(r.flat, all), 'num'),
-                                ...delta(r.dflat),
+                                ...delta(r.dflat), ...sure(r),
                                 el('td', val(r.cum), 'num'),
                                 el('td', F.formatShare(r.cum, all), 'num'),
                                 ...delta(r.dcum), ...pair(r)]);
@@ -1824,6 +1862,9 @@
         sortHeads($('top'), state.sort, (th) => {
             if (th.classList.contains('delta')) {
                 th.hidden = !state.based;
+            }
+            if (th.classList.contains('interval')) {
+                th.hidden = !margined;
             }
             if (th.classList.contains('pair')) {
                 th.hidden = !state.counted;

@@ -2,9 +2,9 @@
 // BSD 2-Clause licence: see LICENSE.
 
 // A frame's menu (right click, or m and the menu key on the selected
-// frame), the callers and callees of a function as one graph, and a
-// comparison's intervals, in chromium through the DevTools protocol
-// (t/ui/cdp.js) against serve.js's stand-in: what the user sees.
+// frame), and the callers and callees of a function as one graph, in
+// chromium (t/ui/browse.js) against serve.js's stand-in: what the user
+// sees.
 //
 //     node --test t/ui/menu.test.js
 
@@ -12,81 +12,8 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { execFile } = require('node:child_process');
 const { serve } = require('./serve.js');
-
-const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
-
-// the helpers every script below starts with, in the page
-const HELPERS = `
-    const $ = (s) => document.querySelector(s);
-    const until = async (test) => {
-        for (const end = Date.now() + 20000; !test();) {
-            if (Date.now() > end) {
-                throw new Error('timed out: ' + test);
-            }
-            await new Promise((ok) => setTimeout(ok, 20));
-        }
-    };
-    const frames = () => MallocViewer.frames('flame');
-    const has = (f, cls) => f.cls.split(' ').includes(cls);
-    const at = (f, type, extra = {}) => {
-        const r = $('#flame canvas').getBoundingClientRect();
-
-        return $('#flame canvas').dispatchEvent(new MouseEvent(type, {
-            clientX: Math.ceil(r.left + f.x
-                               + Math.max(0, Math.min(f.w / 2, 8) - 1)),
-            clientY: r.top + f.y + f.h / 2, bubbles: true,
-            cancelable: true, ...extra }));
-    };
-    const key = (target, k, opts = {}) => target.dispatchEvent(
-        new KeyboardEvent('keydown', { key: k, bubbles: true,
-                                       cancelable: true, ...opts }));
-    const menu = () => ({
-        open: !$('#frame-menu').hidden,
-        name: $('#menu-name').textContent,
-        items: [...$('#menu-items').children].filter((b) => !b.hidden)
-            .map((b) => b.textContent),
-        focused: document.activeElement.closest('#frame-menu')
-            ? document.activeElement.textContent : null });
-    const tables = () => until(() => document.body.dataset.tables
-                                     === 'ready');
-    // a filter typed: its note, marked stale first, says it ran
-    const typed = async (id, value) => {
-        $(id + '-note').textContent = '\u0000stale';
-        $(id).value = value;
-        $(id).dispatchEvent(new Event('input'));
-        await until(() => $(id + '-note').textContent !== '\u0000stale');
-        await tables();
-    };
-`;
-
-// what script (an async function's body, after HELPERS) saw in the page
-// of server at hash
-async function drive(server, hash, body) {
-    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-menu-'));
-    const file = path.join(dir, 'drive.js');
-
-    fs.writeFileSync(file, 'async () => {' + HELPERS + body + '\n}');
-    try {
-        const out = await new Promise((ok, fail) => execFile('node', [
-            path.join(__dirname, 'cdp.js'),
-            'http://127.0.0.1:' + server.address().port + '/malloc/ui'
-            + hash, file], { timeout: 120000, maxBuffer: 16 << 20 },
-            (err, stdout) => (err ? fail(err) : ok(stdout))));
-
-        return JSON.parse(out);
-    } finally {
-        server.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-    }
-}
+const { drive, skip } = require('./browse.js');
 
 test('a frame\'s menu: by a right click and by the keys', { skip },
      async (t) => {
