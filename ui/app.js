@@ -1267,8 +1267,8 @@
             .reduce((d, f) => Math.max(d, f.depth), 1) - 1;
         const above = (f) => Object.assign({}, f, { depth: n - f.depth + 1,
                                                     t: c });
-        const below = (f) => Object.assign(f, { depth: n + f.depth
-                                                       + (f.depth > 1 ? 1 : 0) });
+        const below = (f) => Object.assign(f, {
+            depth: n + f.depth + (f.depth > 1 ? 1 : 0) });
         const out = frames.filter((f) => f.id !== 0).map(below)
             .concat(up.filter((f) => f.depth >= 2).map(above));
         const fn = F.children(t, 0)[0];
@@ -1535,9 +1535,8 @@
                 return [];
             }
             return g.frames.map((f, k) => ({
-                kind: 'frame', name: g.labels[k], cls: 'frame '
-                                                       + frameClass(g, k)
-                                                       + (f.t ? ' caller' : ''),
+                kind: 'frame', name: g.labels[k],
+                cls: 'frame ' + frameClass(g, k) + (f.t ? ' caller' : ''),
                 title: (f.chain ? g.labels[k] + ', then ' : '')
                        + title(f.t || g.t, f.id, g.frames.focus),
                 x: f.x, y: rowTop(g, f.depth), w: f.w, h: ROW - 1 }))
