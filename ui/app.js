@@ -52,6 +52,14 @@
  * "b.pb.gz against a.pb.gz"), absent for the server's profiles.
  *
  * e.g. #snapshot=snapshot-20261201T031814Z&base=snapshot-20261201T021814Z
+ *
+ * Save page writes one HTML file: this page's markup, style and scripts
+ * inline, and the profile shown (the JSON drawn, with the view's
+ * fragment) in <script type="application/json" id="saved-profile">.
+ * Opened from a file, the page finds it there and draws it as it would
+ * the server's, asking nothing of anyone (its CSP allows no request):
+ * body[data-saved] is the time it was saved, and what needs the server
+ * is not shown.
  */
 
 (function () {
@@ -60,6 +68,22 @@
     const F = window.MallocFlame;
     const T = window.MallocTraffic;
     const P = window.MallocPprof;
+
+    /* a saved page's profile, or null: the server's page */
+    const SAVED = (function () {
+        const e = document.getElementById('saved-profile');
+
+        return e === null ? null : JSON.parse(e.textContent);
+    }());
+    /* the page's markup as it came, before it is filled: Save page's */
+    const MARKUP = (function () {
+        const body = document.body.cloneNode(true);
+
+        body.querySelectorAll('script').forEach((e) => e.remove());
+        return body.innerHTML.trim();
+    }());
+    /* the scripts a saved page holds, in their order */
+    const SCRIPTS = ['flame.js', 'pprof.js', 'traffic.js', 'app.js'];
     const ROW = 18;         /* px per row of the flame graph, as viewer.css */
     const TOP_ROWS = 500;   /* more rows cost more than anyone reads */
 
@@ -594,6 +618,7 @@
 
     /* old data under new choices would mislead: cleared, the error shown */
     function failed(text) {
+        $('save').disabled = true;
         state.profile = state.tree = state.shown = null;
         state.callers = null;
         state.based = false;
@@ -815,6 +840,7 @@
     function build() {
         const p = state.profile;
 
+        $('save').disabled = false;
         state.ti = typeIndex(p);
         state.unit = F.unitOf(p, state.ti);
         state.based = Array.isArray(p.base_values);
@@ -2099,11 +2125,127 @@
 
     /* the profile asked first: the workers take it before the rest */
     function refresh() {
+        if (SAVED !== null) {
+            showSaved();
+            return;
+        }
         clearErrors();
         loadProfile();
         loadIndex();
         loadStats();
         loadSnapshots();
+    }
+
+    /*
+     * A saved page's profile, drawn as the server's would be, with the
+     * choices and the files it was loaded with (the summary's words).
+     */
+    function showSaved() {
+        const when = new Date(SAVED.saved);
+
+        clearErrors();
+        state.loads++;
+        state.profile = SAVED.profile;
+        state.loaded = SAVED.loaded;
+        showFile(null);
+        state.file = SAVED.file;
+        document.body.dataset.saved = SAVED.saved;
+        $('saved-note').hidden = false;
+        $('saved-note').textContent = 'A saved page: the profile as the '
+            + 'heap viewer showed it on ' + when.toISOString().slice(0, 16)
+                .replace('T', ' ') + ' UTC. It asks no server: the views, '
+            + 'filters and search work on the profile inside it.';
+        build();
+        mark();
+        document.body.dataset.state = 'ready';
+    }
+
+    /*
+     * The page's style and scripts: the server's files, or, in a saved
+     * page, its own inline ones.
+     */
+    async function sources() {
+        const get = async (file) => {
+            if (SAVED !== null) {
+                return document.querySelector('[data-file="' + file + '"]')
+                    .textContent;
+            }
+
+            const res = await fetch('ui/' + file);
+
+            if (!res.ok) {
+                throw new Error('ui/' + file + ': HTTP ' + res.status);
+            }
+            return res.text();
+        };
+
+        return Promise.all(['viewer.css', ...SCRIPTS].map(get));
+    }
+
+    /* the CSP source of an inline text: its SHA-256, or null */
+    async function digest(text) {
+        if (!(window.crypto && crypto.subtle)) {
+            return null;    /* plain http from another host */
+        }
+
+        const d = new Uint8Array(await crypto.subtle.digest('SHA-256',
+            new TextEncoder().encode(text)));
+
+        return "'sha256-" + btoa(String.fromCharCode(...d)) + "'";
+    }
+
+    /*
+     * Save page: one HTML file of this page, its style and scripts
+     * inline, with the profile shown and the view's fragment inside, to
+     * open with no server (attached to a ticket).  Its CSP lets only
+     * those scripts and that style run, by their hashes, and no request
+     * go anywhere.
+     */
+    async function savePage() {
+        const data = { saved: new Date().toISOString(),
+                       hash: fragment('heap'), loaded: state.loaded,
+                       file: state.file === null ? null
+                           : { name: state.file.name,
+                               base: state.file.base },
+                       profile: state.profile };
+        const end = '</' + 'script>';
+        const [css, ...js] = await sources();
+        /* "</script" in a script would end it: "<\/" is the same there */
+        const scripts = js.map((t) => t.replace(/<\/(script)/gi, '<\\/$1'));
+        const style = css.replace(/<\//g, '<\\/');
+        const sums = await Promise.all([style, ...scripts].map(digest));
+        const allow = (list) => (list.includes(null) ? "'unsafe-inline'"
+                                                      : list.join(' '));
+        const csp = "default-src 'none'; script-src "
+            + allow(sums.slice(1)) + '; style-src ' + allow(sums.slice(0, 1))
+            + "; img-src data:; base-uri 'none'; form-action 'none'";
+        const name = 'nginx-heap-' + data.saved.slice(0, 19)
+            .replace(/[-:]/g, '') + 'Z.html';
+        const html = '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
+            + '<meta charset="utf-8">\n'
+            + '<meta http-equiv="Content-Security-Policy" content="' + csp
+            + '">\n<meta name="viewport" content="width=device-width, '
+            + 'initial-scale=1">\n<meta name="referrer" content="no-referrer">'
+            + '\n<title>nginx heap, saved ' + data.saved.slice(0, 16)
+                .replace('T', ' ') + ' UTC</title>\n'
+            + '<style data-file="viewer.css">' + style + '</style>\n'
+            + '</head>\n<body data-state="loading">\n' + MARKUP
+            + '\n<script type="application/json" id="saved-profile">'
+            /* "<" only in strings: escaped, the JSON cannot end early */
+            + JSON.stringify(data).replace(/</g, '\\u003c') + end
+            + scripts.map((t, k) => '\n<script data-file="' + SCRIPTS[k]
+                                    + '">' + t + end).join('')
+            + '\n</body>\n</html>\n';
+        const a = el('a'), blob = new Blob([html], { type: 'text/html' });
+
+        a.href = URL.createObjectURL(blob);
+        a.download = name;
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+        $('status').textContent = 'saved ' + name + ', '
+            + F.formatBytes(blob.size);
     }
 
     /* the form's choices into the fragment, and what they show */
@@ -2455,6 +2597,11 @@
     }
 
     $('reset').addEventListener('click', () => act('reset', () => zoom([])));
+    $('save').addEventListener('click', () => {
+        if (state.profile !== null) {
+            savePage().catch((e) => showError('Save page: ' + e.message));
+        }
+    });
     $('view').addEventListener('change', () => {
         state.view = $('view').value;
         state.focus = [];
@@ -2627,9 +2774,13 @@
         }
     });
 
+    /* a saved page opens on the view it was saved with */
+    if (SAVED !== null && location.hash === '' && SAVED.hash !== '') {
+        history.replaceState(null, '', SAVED.hash);
+    }
     readHash();
     showPage();
-    if (state.page === 'traffic') {
+    if (state.page === 'traffic' && SAVED === null) {
         loadIndex();
         loadTraffic();
     } else {
