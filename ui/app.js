@@ -1980,7 +1980,9 @@
 
         state.choices = F.choices(h);
         state.focus = h.getAll('zoom');
-        state.page = h.get('view') === 'traffic' ? 'traffic' : 'heap';
+        /* a saved page has no server to ask for the traffic */
+        state.page = h.get('view') === 'traffic' && SAVED === null
+                     ? 'traffic' : 'heap';
         /* the traffic's fragment has none: the heap's view stays */
         if (state.page === 'heap') {
             state.view = ['allocators', 'sandwich'].includes(h.get('view'))

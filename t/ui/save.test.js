@@ -88,6 +88,12 @@ test('Save page: one file, opened from file:// with no server',
     seen.callers = frames()[1].name;
     await typed('#focus', '^ngx_fn_2$');
     seen.focus = $('#focus-note').textContent;
+    // the traffic needs the server: a fragment that asks for it is
+    // the heap still
+    location.hash = '#view=traffic';
+    await new Promise((ok) => setTimeout(ok, 200));
+    seen.traffic = [$('#traffic').hidden, $('#flame').hidden,
+                    document.body.dataset.traffic || ''];
     return seen;`, { CDP_REQUESTS: requests });
 
     t.diagnostic(JSON.stringify(opened).slice(0, 2000));
@@ -105,6 +111,7 @@ test('Save page: one file, opened from file:// with no server',
     assert.deepStrictEqual(opened.resources, []);
     assert.strictEqual(opened.callers, 'main');
     assert.match(opened.focus, /^focus keeps [\d,]+ of 2,001 stacks, /);
+    assert.deepStrictEqual(opened.traffic, [true, false, '']);
 
     // the network saw the file itself and nothing else
     const asked = fs.readFileSync(requests, 'utf8').split('\n')
