@@ -94,7 +94,7 @@ is($t->post('/malloc/prof_active', 'false')->{status}, 200, 'profiling off');
 my ($chromium, $why) = chromium();
 
 SKIP: {
-    skip $why, 57 unless $chromium;
+    skip $why, 62 unless $chromium;
 
     my $url = $t->url('/malloc/ui');
     my ($dom, $drawn) = page($url);
@@ -273,6 +273,54 @@ JS
          'browser: compared with the snapshot, the holder grew by 16 MiB');
     like($compared, qr/with \d+ samples now and \d+ in the base, a change of small blocks under [\d.]+ \w+ cannot be told from noise/,
          'browser: the comparison states its detection limit');
+    like($compared, qr{<td\ class="name">ngx_http_malloc_test_hold</td>
+                       (?:<td[^>]*>[^<]*</td>)*?
+                       <td\ class="num\ interval\ grown">\+1[5-7]\.\d\ MiB,
+                       \ 99%:\ [\d.]+\ to\ [\d.]+\ MiB</td>}x,
+         'browser: the holder\'s growth with its 99% interval, in the table');
+
+    # Save page: the live heap as one file, opened from file:// with no
+    # server: the same graph, and no request but the file's own (the
+    # live heap: the snapshots of every second are kept for 5 s only,
+    # and t/ui/save.test.js saves a comparison)
+    my $saves = tempdir('malloc-save-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+    my $saving = do {
+        local $ENV{CDP_DOWNLOADS} = $saves;
+        drive($url, <<'JS');
+async () => {
+    $('#save').click();
+    for (const end = Date.now() + 20000;
+         !/^saved /.test($('#status').textContent);) {
+        if (Date.now() > end) {
+            return { status: $('#status').textContent,
+                     error: $('#error').textContent };
+        }
+        await new Promise((ok) => setTimeout(ok, 20));
+    }
+    return { status: $('#status').textContent };
+}
+JS
+    };
+    like(join(' ', grep { defined } @$saving{qw(status failed error)}),
+         qr/^saved nginx-heap-\d{8}T\d{6}Z\.html, [\d.]+ \w+$/,
+         'save: one file, its scripts and style fetched from the location');
+    my ($saved) = glob "$saves/*.html";
+    my $opened = do {
+        local $ENV{CDP_REQUESTS} = "$saves/requests";
+        drive('file://' . ($saved // 'none'), <<'JS');
+async () => ({ holder: (frame('ngx_http_malloc_test_hold') || {}).title,
+               summary: $('#summary').textContent,
+               errors: $('#error').textContent })
+JS
+    };
+    # 64 MiB held, sampled
+    like($opened->{holder} // $opened->{failed},
+         qr/^ngx_http_malloc_test_hold\n[5-7]\d\.\d MiB/,
+         'saved: the holder, drawn from the file with its bytes');
+    like($opened->{summary} // '', qr/^[5-7]\d\.\d MiB live in \d+ objects/,
+         'saved: the summary');
+    is(slurp("$saves/requests"), 'file://' . ($saved // 'none'),
+       'saved: no request but the file\'s own');
 
     if ($ENV{TEST_SCREENSHOT}) {
         # the comparison, the holder hovered: its panel filled

@@ -52,6 +52,14 @@
  * "b.pb.gz against a.pb.gz"), absent for the server's profiles.
  *
  * e.g. #snapshot=snapshot-20261201T031814Z&base=snapshot-20261201T021814Z
+ *
+ * Save page writes one HTML file: this page's markup, style and scripts
+ * inline, and the profile shown (the JSON drawn, with the view's
+ * fragment) in <script type="application/json" id="saved-profile">.
+ * Opened from a file, the page finds it there and draws it as it would
+ * the server's, asking nothing of anyone (its CSP allows no request):
+ * body[data-saved] is the time it was saved, and what needs the server
+ * is not shown.
  */
 
 (function () {
@@ -60,6 +68,22 @@
     const F = window.MallocFlame;
     const T = window.MallocTraffic;
     const P = window.MallocPprof;
+
+    /* a saved page's profile, or null: the server's page */
+    const SAVED = (function () {
+        const e = document.getElementById('saved-profile');
+
+        return e === null ? null : JSON.parse(e.textContent);
+    }());
+    /* the page's markup as it came, before it is filled: Save page's */
+    const MARKUP = (function () {
+        const body = document.body.cloneNode(true);
+
+        body.querySelectorAll('script').forEach((e) => e.remove());
+        return body.innerHTML.trim();
+    }());
+    /* the scripts a saved page holds, in their order */
+    const SCRIPTS = ['flame.js', 'pprof.js', 'traffic.js', 'app.js'];
     const ROW = 18;         /* px per row of the flame graph, as viewer.css */
     const TOP_ROWS = 500;   /* more rows cost more than anyone reads */
 
@@ -78,7 +102,7 @@
         view: 'callers',    /* or allocators, or sandwich (of fn) */
         fn: '',
         shown: null,        /* the tree the graph draws */
-        callers: null,      /* a sandwich: the tree above it, fn's callers */
+        callers: null,      /* a sandwich: fn's callers, drawn above it */
         based: false,       /* a comparison: the tree has base totals */
         largest: 0,         /* the largest change, the deepest colour */
         counted: false,     /* the profile has the other measure too */
@@ -91,7 +115,6 @@
         focus: [],          /* the zoom: names from below the root */
         zoomed: 0,          /* the node it ends in */
         frames: [],         /* #flame's frame k shows frames[k] */
-        callerFrames: [],   /* #callers' */
         at: new Map(),      /* a node's index in frames */
         folded: new Map(),  /* a node of a folded run -> the run's frame */
         selected: -1,       /* the node selected (click, keys), or -1 */
@@ -595,6 +618,7 @@
 
     /* old data under new choices would mislead: cleared, the error shown */
     function failed(text) {
+        $('save').disabled = true;
         state.profile = state.tree = state.shown = null;
         state.callers = null;
         state.based = false;
@@ -816,13 +840,15 @@
     function build() {
         const p = state.profile;
 
+        $('save').disabled = false;
         state.ti = typeIndex(p);
         state.unit = F.unitOf(p, state.ti);
         state.based = Array.isArray(p.base_values);
         state.counted = F.countIndex(p, state.ti) !== -1;
         state.pairUnit = state.counted ? F.unitOf(p, F.countIndex(p, state.ti))
                                        : '';
-        if (!state.based && ['dflat', 'dcum'].includes(state.sort.key)) {
+        if (!state.based && ['dflat', 'dcum', 'sflat']
+            .includes(state.sort.key)) {
             state.sort = { key: 'flat', desc: true };
         }
         state.filters = null;
@@ -889,6 +915,9 @@
         if (tree !== state.tree) {
             return;
         }
+        if (state.sort.key === 'sflat' && !tree.margined) {
+            state.sort = { key: 'flat', desc: true };
+        }
         state.rows = F.sortRows(F.top(tree), state.sort.key, state.sort.desc);
         state.byFn = new Map(state.rows.map((r) => [r.fn, r]));
         if (state.modules === null) {
@@ -934,8 +963,9 @@
         state.selected = -1;
         $('sandwich-head').hidden = state.callers === null;
         $('sandwich-head').textContent = state.callers === null ? ''
-            : 'The callers of ' + state.fn + ' above it, what it calls '
-              + 'below.';
+            : state.fn + ' once in the middle: its callers above it, '
+              + 'outwards to the top, what it calls below it. Click a '
+              + 'caller for its own callers and callees.';
         draw();
     }
 
@@ -1038,6 +1068,32 @@
                  : t.sig[i] !== d ? ', ' + dval(t.sig[i])
                                     + ' of it beyond the sampling noise'
                  : '');
+    }
+
+    /* the confidence of the server's judgement: 0.99 */
+    function level() {
+        const c = state.profile && state.profile.comparison;
+
+        return c && c.level > 0 ? c.level : 0.99;
+    }
+
+    /*
+     * Where the change of node i's stacks beyond the noise lies, from
+     * the server's margins: "self +17.5 MiB, 99%: 9.0 to 26.0 MiB" for
+     * the stacks it ends, "total ..." for all through it when more; ""
+     * when none changed beyond the noise, or no margins came.
+     */
+    function interval(t, i) {
+        if (!t.margined || t.sig[i] === 0) {
+            return '';
+        }
+
+        const self = t.ssig[i] !== 0 ? 'self ' + F.formatInterval(
+            t.ssig[i], t.smarg[i], level()) : '';
+        const total = t.sig[i] !== t.ssig[i] || t.marg[i] !== t.smarg[i]
+            ? 'total ' + F.formatInterval(t.sig[i], t.marg[i], level()) : '';
+
+        return [self, total].filter((x) => x !== '').join('; ');
     }
 
     /*
@@ -1178,27 +1234,81 @@
     /*
      * One graph into box: the frames that layout() keeps, drawn on the
      * box's one canvas by paint(), and a hatched mark where it left
-     * frames out.  flip draws the root at the bottom (a function's
-     * callers, above it).  box.graph keeps what was laid out, for
-     * paint(), the pointer (hit()) and MallocViewer.frames().
+     * frames out.  In a sandwich, the function's callers are laid out
+     * too and drawn above it (sandwiched()).  box.graph keeps what was
+     * laid out, for paint(), the pointer (hit()) and
+     * MallocViewer.frames(); a frame or block of another tree than
+     * g.t (the callers') names it in its t.
      */
-    function graph(box, t, path, flip) {
+    function graph(box, t, path) {
         const width = box.clientWidth || 800;
-        const frames = F.layout(t, path, width, {
-            minPx: 0.5, cap: 4000, collapse: $('collapse').checked });
-        const blocks = runs(frames.marks, width);
+        const opts = { minPx: 0.5, cap: 4000,
+                       collapse: $('collapse').checked };
+        /* a sandwich's function never folds into the row of another */
+        let frames = F.layout(t, path, width, Object.assign(
+            { fixed: state.callers !== null ? 2 : 1 }, opts));
+        let blocks = runs(frames.marks, width), heads = [];
+
+        if (state.callers !== null) {
+            ({ frames, blocks, heads } = sandwiched(t, frames, blocks,
+                                                    width, opts));
+        }
+
         /* the marks of what is too narrow may take a row below the last */
-        const rows = frames.concat(blocks)
+        const rows = frames.concat(blocks, heads)
             .reduce((d, f) => Math.max(d, f.depth + 1), 1);
         const byRow = Array.from({ length: rows }, () => []);
-        const labels = frames.map((f) => (f.chain ? F.chainLabel(t, f.chain)
-                                                  : F.label(t, f.id)));
+        const labels = frames.map((f) => (f.chain ? chainLabel(f, t)
+                                                  : F.label(f.t || t, f.id)));
 
         frames.forEach((f, k) => byRow[f.depth].push(k));
-        box.graph = { t, frames, labels, blocks, flip, rows, width, byRow,
-                      height: (rows + (flip ? 0 : 1)) * ROW,
-                      hover: null };
+        box.graph = { t, frames, labels, blocks, heads, rows, width, byRow,
+                      height: (rows + 1) * ROW, hover: null };
         return frames;
+    }
+
+    /*
+     * A folded run's name; a caller's run goes outwards, so that it is
+     * named as it calls: the outermost first.
+     */
+    function chainLabel(f, t) {
+        return f.t ? F.chainLabel(f.t, f.chain.slice().reverse())
+                   : F.chainLabel(t, f.chain);
+    }
+
+    /*
+     * A sandwich as one graph: the function once, in the middle; its
+     * callers (state.callers, laid out from it) above it, each row a
+     * caller's callers, outwards to the top; what it calls (t) below
+     * it.  Neither tree's root ("all", the function's bytes again) is
+     * drawn: the function stands for both.  A label row on each side of
+     * it says which half is which.  Frames and blocks get depth as the
+     * row they are drawn in, from the top.
+     */
+    function sandwiched(t, frames, blocks, width, opts) {
+        const c = state.callers, up = F.layout(c, [], width, opts);
+        const upBlocks = runs(up.marks, width);
+        /* callers at depth 2 (1 is the function) and down */
+        const n = up.concat(upBlocks)
+            .reduce((d, f) => Math.max(d, f.depth), 1) - 1;
+        const above = (f) => Object.assign({}, f, { depth: n - f.depth + 1,
+                                                    t: c });
+        const below = (f) => Object.assign(f, {
+            depth: n + f.depth + (f.depth > 1 ? 1 : 0) });
+        const out = frames.filter((f) => f.id !== 0).map(below)
+            .concat(up.filter((f) => f.depth >= 2).map(above));
+        const fn = F.children(t, 0)[0];
+        const heads = [
+            { depth: n, text: '\u25b2 callers of ' + state.fn
+                               + (n === 0 ? ': none, it is an outermost caller'
+                                          : ', outwards') },
+            { depth: n + 2, text: '\u25bc callees of ' + state.fn
+                + (fn !== undefined && t.total[fn] === t.self[fn]
+                   ? ': none, it allocated all of it itself' : '') }];
+
+        out.focus = frames.focus;
+        return { frames: out, heads,
+                 blocks: blocks.map(below).concat(upBlocks.map(above)) };
     }
 
     /*
@@ -1245,28 +1355,30 @@
 
     /* the tooltip of a block of frames too narrow to draw */
     function markTitle(g, b) {
-        return count(b.frames, 'frame') + ' below ' + F.label(g.t, b.parent)
+        return count(b.frames, 'frame') + ' below '
+            + F.label(b.t || g.t, b.parent)
             + (b.parents > 1 ? ' and ' + (b.parents - 1) + ' other'
                                + (b.parents > 2 ? 's' : '') : '')
             + ', ' + val(b.bytes) + ', too narrow to draw: '
-            + 'click to zoom into them';
+            + (b.t ? 'click for the callers of ' + F.label(b.t, b.parent)
+                   : 'click to zoom into them');
     }
 
     /* the top of a row in px */
     function rowTop(g, depth) {
-        return (g.flip ? g.rows - 1 - depth : depth) * ROW;
+        return depth * ROW;
     }
 
     /* the classes a frame had as an element: what colours it */
     function frameClass(g, k) {
-        const f = g.frames[k], t = g.t, i = f.id, found = state.found;
+        const f = g.frames[k], t = f.t || g.t, i = f.id, found = state.found;
 
         return colorClass(t, i)
             + (f.ancestor ? ' ancestor' : '')
-            + (i === g.frames.focus && i > 0 ? ' focus' : '')
+            + (i === g.frames.focus && i > 0 && !f.t ? ' focus' : '')
             + (found && i > 0 && g === $('flame').graph
                && found.names.has(t.name[i]) ? ' match' : '')
-            + (g === $('flame').graph && i === state.selected
+            + (g === $('flame').graph && i === state.selected && !f.t
                ? ' selected' : '')
             + (k !== g.hover && i > 0 && t.name[i] === hovered(g)
                ? ' same' : '')
@@ -1275,8 +1387,9 @@
 
     /* the function of the frame the pointer is on in g, or -1 */
     function hovered(g) {
-        return g.hover !== null && g.hover >= 0 && g.frames[g.hover].id > 0
-            ? g.t.name[g.frames[g.hover].id] : -1;
+        const f = g.hover !== null && g.hover >= 0 ? g.frames[g.hover] : null;
+
+        return f !== null && f.id > 0 ? (f.t || g.t).name[f.id] : -1;
     }
 
     /*
@@ -1330,12 +1443,14 @@
         const fn = hovered(g), same = [];
 
         g.frames.forEach((f, k) => {
-            const y = rowTop(g, f.depth), i = f.id;
+            const y = rowTop(g, f.depth), i = f.id, t = f.t || g.t;
             const match = main && found !== null && i > 0
-                          && found.names.has(g.t.name[i]);
+                          && found.names.has(t.name[i]);
+            /* the selection is a node of g.t's: not one of the callers' */
+            const chosen = main && i === state.selected && !f.t;
 
             ctx.globalAlpha = f.ancestor ? 0.55 : 1;
-            ctx.fillStyle = colorOf(match ? 'match' : colorClass(g.t, i));
+            ctx.fillStyle = colorOf(match ? 'match' : colorClass(t, i));
             /* a pixel of gap on the right, but for frames under 2 px */
             ctx.fillRect(f.x, y, f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
             ctx.globalAlpha = 1;
@@ -1348,12 +1463,21 @@
                              : label.slice(0, Math.max(1, n - 1)) + '\u2026',
                              f.x + 3, y + (ROW - 1) / 2);
             }
-            if ((main && i === state.selected) || g.hover === k) {
-                outlined.push([f, y, main && i === state.selected ? 2 : 1]);
-            } else if (fn !== -1 && i > 0 && g.t.name[i] === fn) {
+            if (chosen || g.hover === k) {
+                outlined.push([f, y, chosen ? 2 : 1]);
+            } else if (fn !== -1 && i > 0 && t.name[i] === fn) {
                 same.push([f, y]);
             }
         });
+        /* a sandwich's halves, named on a plain ground */
+        for (const h of g.heads) {
+            const y = rowTop(g, h.depth);
+
+            ctx.fillStyle = colorOf('more', 'color');
+            ctx.fillRect(0, y, g.width, ROW - 1);
+            ctx.fillStyle = text;
+            ctx.fillText(h.text, 3, y + (ROW - 1) / 2);
+        }
         g.blocks.forEach((b, k) => {
             const y = rowTop(g, b.depth);
 
@@ -1401,8 +1525,7 @@
             return null;
         }
 
-        const row = Math.floor(y / ROW);
-        const depth = g.flip ? g.rows - 1 - row : row;
+        const depth = Math.floor(y / ROW);
 
         if (depth < 0 || depth >= g.rows) {
             return null;
@@ -1438,19 +1561,22 @@
                 return [];
             }
             return g.frames.map((f, k) => ({
-                kind: 'frame', name: g.labels[k], cls: 'frame '
-                                                       + frameClass(g, k),
+                kind: 'frame', name: g.labels[k],
+                cls: 'frame ' + frameClass(g, k) + (f.t ? ' caller' : ''),
                 title: (f.chain ? g.labels[k] + ', then ' : '')
-                       + title(g.t, f.id, g.frames.focus),
+                       + title(f.t || g.t, f.id, g.frames.focus),
                 x: f.x, y: rowTop(g, f.depth), w: f.w, h: ROW - 1 }))
                 .concat(g.blocks.map((b) => ({
                     kind: 'more', name: b.label || '', cls: 'more',
                     title: markTitle(g, b), x: b.x, y: rowTop(g, b.depth),
-                    w: b.w, h: ROW - 1 })));
+                    w: b.w, h: ROW - 1 })), g.heads.map((h) => ({
+                    kind: 'label', name: h.text, cls: 'label', title: '',
+                    x: 0, y: rowTop(g, h.depth), w: g.width,
+                    h: ROW - 1 })));
         }
     };
 
-    /* the flame graph, and a function's callers above it */
+    /* the flame graph, in a sandwich with a function's callers above it */
     function draw() {
         const t = state.shown, started = performance.now();
 
@@ -1458,22 +1584,22 @@
             state.frames = [];
             $('flame').graph = null;
             paint($('flame'));
-            $('callers').graph = null;
-            paint($('callers'));
-            $('callers').hidden = true;
             $('reset').disabled = true;
             detail(-1);
             showSummary();
             return;
         }
-        state.frames = graph($('flame'), t, state.focus, false);
+        state.frames = graph($('flame'), t, state.focus);
         state.zoomed = state.frames.focus;
-        state.at = new Map(state.frames.map((f, k) => [f.id, k]));
-        state.folded = new Map(state.frames.filter((f) => f.chain)
+        /* the nodes of t drawn: not the callers' of a sandwich */
+        state.at = new Map();
+        state.frames.forEach((f, k) => {
+            if (!f.t) {
+                state.at.set(f.id, k);
+            }
+        });
+        state.folded = new Map(state.frames.filter((f) => f.chain && !f.t)
             .flatMap((f) => f.chain.map((i) => [i, f.id])));
-        $('callers').hidden = state.callers === null;
-        state.callerFrames = state.callers === null ? []
-            : graph($('callers'), state.callers, [], true);
         $('reset').disabled = state.zoomed === 0;
         document.body.dataset.frames = state.frames.length;
         state.drawn = performance.now() - started;
@@ -1520,9 +1646,6 @@
         const started = performance.now();
 
         paint($('flame'));
-        if (state.callers !== null) {
-            paint($('callers'));
-        }
         state.painted += performance.now() - started;
     }
 
@@ -1570,10 +1693,14 @@
         $('d-function-row').hidden = r === undefined;
         $('d-change-row').hidden = !state.based;
         $('d-change').textContent = state.based ? change(t, i) : '';
+        $('d-interval').textContent = interval(t, i);
+        $('d-interval-row').hidden = $('d-interval').textContent === '';
         $('d-file').textContent = i === 0 ? '' : file === null ? 'unknown'
             : file.label + ' (' + file.kind + ')';
         $('d-file').title = file === null ? '' : file.path;
-        $('d-path').textContent = F.pathOf(t, i).join(' \u2192 ');
+        /* the callers' tree goes outwards: its path read as calls */
+        $('d-path').textContent = (t === state.callers
+            ? F.pathOf(t, i).reverse() : F.pathOf(t, i)).join(' \u2192 ');
         $('d-sandwich').hidden = i === 0;
         $('d-focus').hidden = i === 0;
         state.detailed = i === 0 ? '' : p.names[f];
@@ -1708,10 +1835,19 @@
             nextMatch(ev.key === 'n' ? 1 : -1);
             ev.preventDefault();
             return;
+        } else if (ev.key === 'm' || ev.key === 'ContextMenu'
+                   || (ev.key === 'F10' && ev.shiftKey)) {
+            ev.preventDefault();
+            keyMenu();
+            return;
         } else {
             return;
         }
         ev.preventDefault();
+        /* a sandwich draws no root: its function stands for it */
+        if (state.callers !== null && i === 0 && F.children(t, 0).length) {
+            i = F.children(t, 0)[0];
+        }
         select(i);
     }
 
@@ -1721,6 +1857,12 @@
         /* a comparison's change columns, as their heads in index.html */
         const delta = (d) => (state.based ? [el('td', dval(d),
             'num' + (d > 0 ? ' grown' : d < 0 ? ' shrunk' : ''))] : []);
+        /* the interval of the stacks it ends beyond the noise */
+        const margined = state.tree !== null && state.tree.margined;
+        const sure = (r) => (margined ? [el('td', r.sflat !== 0
+            ? F.formatInterval(r.sflat, r.mflat, level()) : '',
+            'num interval' + (r.sflat > 0 ? ' grown'
+                              : r.sflat < 0 ? ' shrunk' : ''))] : []);
         /* the other measure's flat and cum: objects beside bytes */
         const pair = (r) => (state.counted
             ? [el('td', F.formatValue(r.pflat, state.pairUnit), 'num pair'),
@@ -1732,7 +1874,7 @@
                 const tr = row([el('td', r.name, 'name'),
                                 el('td', val(r.flat), 'num'),
                                 el('td', F.formatShare(r.flat, all), 'num'),
-                                ...delta(r.dflat),
+                                ...delta(r.dflat), ...sure(r),
                                 el('td', val(r.cum), 'num'),
                                 el('td', F.formatShare(r.cum, all), 'num'),
                                 ...delta(r.dcum), ...pair(r)]);
@@ -1745,6 +1887,9 @@
         sortHeads($('top'), state.sort, (th) => {
             if (th.classList.contains('delta')) {
                 th.hidden = !state.based;
+            }
+            if (th.classList.contains('interval')) {
+                th.hidden = !margined;
             }
             if (th.classList.contains('pair')) {
                 th.hidden = !state.counted;
@@ -1835,7 +1980,9 @@
 
         state.choices = F.choices(h);
         state.focus = h.getAll('zoom');
-        state.page = h.get('view') === 'traffic' ? 'traffic' : 'heap';
+        /* a saved page has no server to ask for the traffic */
+        state.page = h.get('view') === 'traffic' && SAVED === null
+                     ? 'traffic' : 'heap';
         /* the traffic's fragment has none: the heap's view stays */
         if (state.page === 'heap') {
             state.view = ['allocators', 'sandwich'].includes(h.get('view'))
@@ -1980,11 +2127,127 @@
 
     /* the profile asked first: the workers take it before the rest */
     function refresh() {
+        if (SAVED !== null) {
+            showSaved();
+            return;
+        }
         clearErrors();
         loadProfile();
         loadIndex();
         loadStats();
         loadSnapshots();
+    }
+
+    /*
+     * A saved page's profile, drawn as the server's would be, with the
+     * choices and the files it was loaded with (the summary's words).
+     */
+    function showSaved() {
+        const when = new Date(SAVED.saved);
+
+        clearErrors();
+        state.loads++;
+        state.profile = SAVED.profile;
+        state.loaded = SAVED.loaded;
+        showFile(null);
+        state.file = SAVED.file;
+        document.body.dataset.saved = SAVED.saved;
+        $('saved-note').hidden = false;
+        $('saved-note').textContent = 'A saved page: the profile as the '
+            + 'heap viewer showed it on ' + when.toISOString().slice(0, 16)
+                .replace('T', ' ') + ' UTC. It asks no server: the views, '
+            + 'filters and search work on the profile inside it.';
+        build();
+        mark();
+        document.body.dataset.state = 'ready';
+    }
+
+    /*
+     * The page's style and scripts: the server's files, or, in a saved
+     * page, its own inline ones.
+     */
+    async function sources() {
+        const get = async (file) => {
+            if (SAVED !== null) {
+                return document.querySelector('[data-file="' + file + '"]')
+                    .textContent;
+            }
+
+            const res = await fetch('ui/' + file);
+
+            if (!res.ok) {
+                throw new Error('ui/' + file + ': HTTP ' + res.status);
+            }
+            return res.text();
+        };
+
+        return Promise.all(['viewer.css', ...SCRIPTS].map(get));
+    }
+
+    /* the CSP source of an inline text: its SHA-256, or null */
+    async function digest(text) {
+        if (!(window.crypto && crypto.subtle)) {
+            return null;    /* plain http from another host */
+        }
+
+        const d = new Uint8Array(await crypto.subtle.digest('SHA-256',
+            new TextEncoder().encode(text)));
+
+        return "'sha256-" + btoa(String.fromCharCode(...d)) + "'";
+    }
+
+    /*
+     * Save page: one HTML file of this page, its style and scripts
+     * inline, with the profile shown and the view's fragment inside, to
+     * open with no server (attached to a ticket).  Its CSP lets only
+     * those scripts and that style run, by their hashes, and no request
+     * go anywhere.
+     */
+    async function savePage() {
+        const data = { saved: new Date().toISOString(),
+                       hash: fragment('heap'), loaded: state.loaded,
+                       file: state.file === null ? null
+                           : { name: state.file.name,
+                               base: state.file.base },
+                       profile: state.profile };
+        const end = '</' + 'script>';
+        const [css, ...js] = await sources();
+        /* "</script" in a script would end it: "<\/" is the same there */
+        const scripts = js.map((t) => t.replace(/<\/(script)/gi, '<\\/$1'));
+        const style = css.replace(/<\//g, '<\\/');
+        const sums = await Promise.all([style, ...scripts].map(digest));
+        const allow = (list) => (list.includes(null) ? "'unsafe-inline'"
+                                                      : list.join(' '));
+        const csp = "default-src 'none'; script-src "
+            + allow(sums.slice(1)) + '; style-src ' + allow(sums.slice(0, 1))
+            + "; img-src data:; base-uri 'none'; form-action 'none'";
+        const name = 'nginx-heap-' + data.saved.slice(0, 19)
+            .replace(/[-:]/g, '') + 'Z.html';
+        const html = '<!DOCTYPE html>\n<html lang="en">\n<head>\n'
+            + '<meta charset="utf-8">\n'
+            + '<meta http-equiv="Content-Security-Policy" content="' + csp
+            + '">\n<meta name="viewport" content="width=device-width, '
+            + 'initial-scale=1">\n<meta name="referrer" content="no-referrer">'
+            + '\n<title>nginx heap, saved ' + data.saved.slice(0, 16)
+                .replace('T', ' ') + ' UTC</title>\n'
+            + '<style data-file="viewer.css">' + style + '</style>\n'
+            + '</head>\n<body data-state="loading">\n' + MARKUP
+            + '\n<script type="application/json" id="saved-profile">'
+            /* "<" only in strings: escaped, the JSON cannot end early */
+            + JSON.stringify(data).replace(/</g, '\\u003c') + end
+            + scripts.map((t, k) => '\n<script data-file="' + SCRIPTS[k]
+                                    + '">' + t + end).join('')
+            + '\n</body>\n</html>\n';
+        const a = el('a'), blob = new Blob([html], { type: 'text/html' });
+
+        a.href = URL.createObjectURL(blob);
+        a.download = name;
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+        $('status').textContent = 'saved ' + name + ', '
+            + F.formatBytes(blob.size);
     }
 
     /* the form's choices into the fragment, and what they show */
@@ -2053,11 +2316,18 @@
      */
     $('flame').addEventListener('click', (ev) => {
         const h = pointed($('flame'), ev), t = state.shown;
+        const g = $('flame').graph;
+        /* a sandwich's caller: its own callers and callees */
+        const other = h === null ? null
+            : h.m !== undefined ? g.blocks[h.m] : g.frames[h.k];
 
         if (h === null) {
             return;
         }
-        if (h.m !== undefined) {
+        if (other.t) {
+            sandwich(F.label(other.t, h.m !== undefined ? other.parent
+                                                        : other.id));
+        } else if (h.m !== undefined) {
             act('zoom', () => {
                 /* into their caller; if it is zoomed already, the widest */
                 const m = $('flame').graph.blocks[h.m];
@@ -2078,7 +2348,8 @@
     $('flame').addEventListener('dblclick', (ev) => {
         const h = pointed($('flame'), ev);
 
-        if (h !== null && h.k !== undefined) {
+        if (h !== null && h.k !== undefined
+            && !$('flame').graph.frames[h.k].t) {
             act('zoom', () => {
                 const i = state.frames[h.k].id;
 
@@ -2093,8 +2364,8 @@
      * hover fills the panel and outlines the frame; the canvas's title
      * is its tooltip; leaving the graph shows the selection again
      */
-    for (const id of ['flame', 'callers']) {
-        const box = $(id);
+    {
+        const box = $('flame');
 
         box.addEventListener('mousemove', (ev) => {
             const h = pointed(box, ev), g = box.graph;
@@ -2109,13 +2380,12 @@
             const f = frameOf(box, h), canvas = box.querySelector('canvas');
 
             canvas.style.cursor = h === null ? '' : f ? 'pointer' : 'zoom-in';
-            canvas.title = f ? (f.chain ? F.chainLabel(g.t, f.chain)
-                                          + ', then ' : '')
-                               + title(g.t, f.id, g.frames.focus)
+            canvas.title = f ? (f.chain ? chainLabel(f, g.t) + ', then ' : '')
+                               + title(f.t || g.t, f.id, g.frames.focus)
                 : h !== null ? markTitle(g, g.blocks[h.m]) : '';
             if (f) {
                 state.pointing = true;
-                detail(f.id, g.t);
+                detail(f.id, f.t || g.t);
             }
         });
         /*
@@ -2130,14 +2400,6 @@
             }
         });
     }
-    /* a caller of the function: its own callers and callees */
-    $('callers').addEventListener('click', (ev) => {
-        const f = frameOf($('callers'), pointed($('callers'), ev));
-
-        if (f !== null && f.id > 0) {
-            sandwich(F.label(state.callers, f.id));
-        }
-    });
     $('d-sandwich').addEventListener('click', () => {
         if (state.detailed !== '') {
             sandwich(state.detailed);
@@ -2148,15 +2410,175 @@
         return '^' + name.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&') + '$';
     }
 
-    /* focus on a function: its name, as a regular expression */
+    /*
+     * A function into a filter, by its name as a regular expression: a
+     * focus replaces the one there, an ignore or a hide adds it to what
+     * is there already.  A step of the history, as a view is.
+     */
+    function addFilter(key, name) {
+        const re = exactly(name), was = $(key).value.trim();
+
+        $(key).value = key === 'focus' || was === '' ? re : was + '|' + re;
+        writeHash(true);
+        filter();
+        mark();
+    }
+
     $('d-focus').addEventListener('click', () => {
         if (state.detailed !== '') {
-            $('focus').value = exactly(state.detailed);
-            writeHash(true);
-            filter();
-            mark();
+            addFilter('focus', state.detailed);
         }
     });
+
+    /*
+     * A frame's menu: a right click on a frame, or m (or the menu key,
+     * or Shift+F10) on the selected one.  It acts on the frame's
+     * function: {t, i, name} while it is open.  The arrows move in it,
+     * Enter takes an entry, Escape closes it and the graph has the keys
+     * again.
+     */
+    let menuOf = null;
+
+    const menuItems = () => Array.from($('menu-items').children)
+        .filter((b) => !b.hidden);
+
+    /* x, y: where it opens, in the window's px */
+    function openMenu(t, i, x, y) {
+        const menu = $('frame-menu');
+
+        menuOf = { t, i, name: t.names[t.name[i]] };
+        $('menu-name').textContent = menuOf.name;
+        $('menu-name').title = menuOf.name;
+        /* a caller of a sandwich is not in the graph's tree: no zoom */
+        menu.querySelector('[data-act=zoom]').hidden = t !== state.shown;
+        menu.hidden = false;
+
+        const r = menu.getBoundingClientRect();
+
+        menu.style.left = Math.max(0, Math.min(x, innerWidth - r.width - 4))
+                          + 'px';
+        menu.style.top = Math.max(0, y + r.height > innerHeight
+                                     ? y - r.height : y) + 'px';
+        menuItems()[0].focus({ preventScroll: true });
+    }
+
+    /* back: the graph takes the keys again (Escape, an entry taken) */
+    function closeMenu(back) {
+        if ($('frame-menu').hidden) {
+            return;
+        }
+        $('frame-menu').hidden = true;
+        menuOf = null;
+        if (back) {
+            $('flame').focus({ preventScroll: true });
+        }
+    }
+
+    /* the menu of the selected frame (or the zoomed one), by the keys */
+    function keyMenu() {
+        const i = state.selected > 0 ? state.selected : state.zoomed;
+        const k = state.at.get(i), canvas = $('flame').querySelector('canvas');
+
+        if (i > 0 && k !== undefined && canvas !== null) {
+            const f = state.frames[k], r = canvas.getBoundingClientRect();
+
+            openMenu(state.shown, i, r.left + f.x + Math.min(f.w / 2, 16),
+                     r.top + rowTop($('flame').graph, f.depth) + ROW);
+        }
+    }
+
+    function menuAct(what, { t, i, name }) {
+        if (what === 'zoom') {
+            act('zoom', () => {
+                zoom(F.pathOf(t, i));
+                select(i);
+            });
+        } else if (what === 'sandwich') {
+            sandwich(name);
+        } else if (what === 'copy') {
+            copyName(name, t, i);
+        } else {
+            act(what, () => addFilter(what, name));
+        }
+    }
+
+    /*
+     * The name to the clipboard; where the browser refuses (plain http
+     * from another host, no permission), the name selected in the
+     * panel, for Ctrl+C.
+     */
+    function copyName(name, t, i) {
+        const said = (text) => { $('status').textContent = text; };
+        const selectName = () => {
+            detail(i, t);
+            const r = document.createRange();
+
+            r.selectNodeContents($('d-name'));
+            getSelection().removeAllRanges();
+            getSelection().addRange(r);
+            said('the name is selected in the panel: Ctrl+C copies it');
+        };
+
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+            navigator.clipboard.writeText(name)
+                .then(() => said('copied ' + name), selectName);
+        } else {
+            selectName();
+        }
+    }
+
+    $('flame').addEventListener('contextmenu', (ev) => {
+        const h = pointed($('flame'), ev), g = $('flame').graph;
+        const f = h !== null && h.k !== undefined ? g.frames[h.k] : null;
+
+        /* the root or a block: the browser's own menu */
+        if (f === null || f.id === 0) {
+            return;
+        }
+        ev.preventDefault();
+        if (!f.t) {
+            state.pointing = false;
+            select(f.id);
+        }
+        openMenu(f.t || g.t, f.id, ev.clientX, ev.clientY);
+    });
+    $('menu-items').addEventListener('click', (ev) => {
+        const b = ev.target.closest('[data-act]'), of = menuOf;
+
+        if (b !== null && of !== null) {
+            closeMenu(true);
+            menuAct(b.dataset.act, of);
+        }
+    });
+    $('frame-menu').addEventListener('keydown', (ev) => {
+        const items = menuItems(), n = items.length;
+        const k = items.indexOf(document.activeElement);
+        const to = { ArrowDown: k + 1, ArrowUp: k - 1 + n, Home: 0,
+                     End: n - 1 }[ev.key];
+
+        if (to !== undefined) {
+            items[to % n].focus();
+        } else if (ev.key === 'Escape' || ev.key === 'Tab') {
+            closeMenu(true);
+        } else {
+            return;
+        }
+        ev.preventDefault();
+        ev.stopPropagation();
+    });
+    /* a click or the focus elsewhere closes it, as a scroll does */
+    document.addEventListener('mousedown', (ev) => {
+        if (!ev.target.closest('#frame-menu')) {
+            closeMenu(false);
+        }
+    });
+    $('frame-menu').addEventListener('focusout', (ev) => {
+        if (ev.relatedTarget !== null
+            && !$('frame-menu').contains(ev.relatedTarget)) {
+            closeMenu(false);
+        }
+    });
+    window.addEventListener('scroll', () => closeMenu(false));
     $('copy').addEventListener('click', () => {
         const text = $('d-raw').textContent;
 
@@ -2177,6 +2599,11 @@
     }
 
     $('reset').addEventListener('click', () => act('reset', () => zoom([])));
+    $('save').addEventListener('click', () => {
+        if (state.profile !== null) {
+            savePage().catch((e) => showError('Save page: ' + e.message));
+        }
+    });
     $('view').addEventListener('change', () => {
         state.view = $('view').value;
         state.focus = [];
@@ -2200,7 +2627,7 @@
     });
     /* n and N anywhere but in a box; Escape out of a zoom */
     document.addEventListener('keydown', (ev) => {
-        if (ev.target.closest('input, select, textarea, #flame')
+        if (ev.target.closest('input, select, textarea, #flame, #frame-menu')
             || state.page !== 'heap') {
             return;
         }
@@ -2349,9 +2776,13 @@
         }
     });
 
+    /* a saved page opens on the view it was saved with */
+    if (SAVED !== null && location.hash === '' && SAVED.hash !== '') {
+        history.replaceState(null, '', SAVED.hash);
+    }
     readHash();
     showPage();
-    if (state.page === 'traffic') {
+    if (state.page === 'traffic' && SAVED === null) {
         loadIndex();
         loadTraffic();
     } else {

@@ -18,7 +18,11 @@
  * (always < i); total, self, count (objects), cself, and, in a
  * comparison, base, bself (the base's total and self), sig and ssig (the
  * part of total - base and self - bself beyond the sampling noise: all
- * of it when the profile does not judge).
+ * of it when the profile does not judge), and, where the server gave
+ * each stack's margin (heap.json's margins, of bytes in use: t.margined),
+ * marg and smarg: the margins of the stacks beyond the noise, summed as
+ * sig is, so that sig +- marg holds their true change at the
+ * comparison's confidence (the margins hold for all stacks at once).
  *
  * A plain script rather than an ES module: the browser gets a global
  * MallocFlame from <script src>, node gets it from require().
@@ -163,21 +167,24 @@
      * are listed per node (first, kids), in no order until children()
      * sorts them; size[i] counts the nodes with bytes in i's subtree.
      */
-    function sum(sk, names, add, based) {
+    function sum(sk, names, add, based, margined = false) {
         const n = sk.n, parent = sk.parent;
         /* without a base, one array of zeros stands for all four */
         const zero = based ? null : new Float64Array(n);
-        const t = { n, names, name: sk.name, parent, based,
+        const mzero = margined ? null : zero || new Float64Array(n);
+        const t = { n, names, name: sk.name, parent, based, margined,
                     total: new Float64Array(n), self: new Float64Array(n),
                     count: new Float64Array(n), cself: new Float64Array(n),
                     base: zero || new Float64Array(n),
                     bself: zero || new Float64Array(n),
                     sig: zero || new Float64Array(n),
                     ssig: zero || new Float64Array(n),
+                    marg: mzero || new Float64Array(n),
+                    smarg: mzero || new Float64Array(n),
                     size: new Int32Array(n), first: new Int32Array(n + 1),
                     kids: new Int32Array(Math.max(0, n - 1)),
                     sorted: new Uint8Array(n) };
-        const { total, count, base, sig, size, first, kids } = t;
+        const { total, count, base, sig, marg, size, first, kids } = t;
 
         add(t);
         total.set(t.self);
@@ -185,6 +192,9 @@
         if (based) {
             base.set(t.bself);
             sig.set(t.ssig);
+        }
+        if (margined) {
+            marg.set(t.smarg);
         }
         for (let i = n - 1; i > 0; i--) {
             const q = parent[i];
@@ -194,6 +204,9 @@
             if (based) {
                 base[q] += base[i];
                 sig[q] += sig[i];
+            }
+            if (margined) {
+                marg[q] += marg[i];
             }
             size[i] += total[i] > 0 ? 1 : 0;
             size[q] += size[i];
@@ -240,6 +253,8 @@
      * none for all) on the leaves of the server's tree.
      */
     function stackValues(p, ti, ci, leaf, keep) {
+        const margins = margined(p, ti) ? p.margins : null;
+
         return (t) => {
             for (let s = 0; s < leaf.length; s++) {
                 if (keep !== undefined && !keep[s]) {
@@ -257,6 +272,9 @@
                     t.bself[i] += b;
                     t.ssig[i] += !p.significant || p.significant[s] !== 0
                                  ? v - b : 0;
+                    if (margins !== null && p.significant[s] !== 0) {
+                        t.smarg[i] += margins[s] > 0 ? margins[s] : 0;
+                    }
                 }
             }
         };
@@ -276,7 +294,18 @@
 
         return sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
                                             sk.leaf, keep),
-                   Array.isArray(p.base_values));
+                   Array.isArray(p.base_values), margined(p, ti));
+    }
+
+    /*
+     * The server's judgement gives each stack's margin of its change in
+     * bytes in use (heap.json's margins): only that type has intervals.
+     */
+    function margined(p, ti) {
+        return Array.isArray(p.base_values) && Array.isArray(p.margins)
+               && Array.isArray(p.significant)
+               && p.margins.length === p.stacks.length
+               && p.types[ti] === 'inuse_space';
     }
 
     /*
@@ -423,7 +452,10 @@
                 d.bself[at[k]] += src.bself[i];
                 d.ssig[at[k]] += src.ssig[i];
             }
-        }), src.based);
+            if (d.margined) {
+                d.smarg[at[k]] += src.smarg[i];
+            }
+        }), src.based, src.margined);
     }
 
     /* the allocating functions below the root, their callers below them */
@@ -582,14 +614,15 @@
      * than minPx is left out with all below it; past cap frames, the
      * narrowest go.  collapse folds runs of callers (run()) into one
      * frame, but in the row right below the zoom, and the ancestors but
-     * the root and the last into another.
+     * the first fixed (the root) and the last into another.
      * frames.marks says where frames were left out:
      * {x, w, depth, parent, widest, frames, bytes}, at the end of the
      * row below the parent whose children they are: how many frames
      * (with all below them) and bytes, and the widest of them.
      */
     function layout(t, focusPath, width,
-                    { minPx = 0.5, cap = 4000, collapse = false } = {}) {
+                    { minPx = 0.5, cap = 4000, collapse = false,
+                      fixed = 1 } = {}) {
         const focus = find(t, focusPath), frames = [], chain = [];
         const scale = t.total[focus] > 0 ? width / t.total[focus] : 0;
         const left = new Map();     /* frame index -> what it left out */
@@ -598,9 +631,9 @@
             chain.unshift(i);
         }
         /* folded: the root, the callers but the last, the last, the focus */
-        const rows = collapse && chain.length >= 5
-            ? [[chain[0]], chain.slice(1, -2), [chain[chain.length - 2]],
-               [focus]]
+        const rows = collapse && chain.length >= fixed + 4
+            ? [...chain.slice(0, fixed).map((id) => [id]),
+               chain.slice(fixed, -2), [chain[chain.length - 2]], [focus]]
             : chain.map((id) => [id]);
 
         rows.forEach((ids, depth) => frames.push(Object.assign({
@@ -770,6 +803,7 @@
         const flat = new Float64Array(m), cum = new Float64Array(m);
         const bflat = new Float64Array(m), bcum = new Float64Array(m);
         const pflat = new Float64Array(m), pcum = new Float64Array(m);
+        const sflat = new Float64Array(m), mflat = new Float64Array(m);
         const on = new Int32Array(m), todo = new Int32Array(2 * t.n + 1);
         let sp = 0;
 
@@ -788,6 +822,8 @@
                 flat[f] += t.self[i];
                 bflat[f] += t.bself[i];
                 pflat[f] += t.cself[i];
+                sflat[f] += t.ssig[i];
+                mflat[f] += t.smarg[i];
                 if (on[f]++ === 0) {
                     cum[f] += t.total[i];
                     bcum[f] += t.base[i];
@@ -810,6 +846,11 @@
             if (based) {
                 r.dflat = flat[f] - bflat[f];
                 r.dcum = c - bcum[f];
+            }
+            if (t.margined) {
+                /* the stacks it ends beyond the noise, and their margin */
+                r.sflat = sflat[f];
+                r.mflat = mflat[f];
             }
             rows.push(r);
         });
@@ -960,6 +1001,30 @@
                + ' ' + units[i];
     }
 
+    /*
+     * A change and its margin as the server words them (noise.c's
+     * interval): "+17.5 MiB, 99%: 9.0 to 26.0 MiB", one unit for the
+     * three, that of the largest.
+     */
+    function formatInterval(change, margin, level = 0.99) {
+        const lo = change - margin, hi = change + margin;
+        const big = Math.max(Math.abs(lo), Math.abs(hi), Math.abs(change));
+        const k = big < 1024 ? 0 : big < 1024 * 1024 ? 1
+            : big < 1024 * 1024 * 1024 ? 2 : 3;
+        const div = Math.pow(1024, k), digits = k === 0 ? 0 : 1;
+        const unit = ['B', 'KiB', 'MiB', 'GiB'][k];
+        const fix = (n) => {
+            const v = (n / div).toFixed(digits);
+
+            /* "-0.0" is 0 */
+            return Number(v) === 0 ? (0).toFixed(digits) : v;
+        };
+
+        return (change >= 0 ? '+' : '') + fix(change) + ' ' + unit + ', '
+               + Math.round(level * 100) + '%: ' + fix(lo) + ' to '
+               + fix(hi) + ' ' + unit;
+    }
+
     /* a change: "+1.50 KiB", "-2.00 MiB", "0 B" */
     function formatDelta(n) {
         return (n > 0 ? '+' : '') + formatBytes(n);
@@ -1096,7 +1161,8 @@
                           invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,
                           largestChange, changeClass, gone, sortRows,
-                          formatBytes, formatDelta, formatShare, formatCount,
+                          formatBytes, formatDelta, formatInterval,
+                          formatShare, formatCount,
                           formatDuration, colorOf, moduleColors, choices,
                           query, snapshotTimes, snapshotLabel };
 

@@ -15,6 +15,10 @@
 // CDP_FILES="SELECTOR=FILE;..." chooses files in the page's file inputs
 // first, one after the other, as a user would in the picker, each once
 // the page has read the one before (body[data-opened] names it).
+// CDP_DOWNLOADS=DIR lets the page download into DIR and waits, after
+// the script, until what it started there is complete.
+// CDP_REQUESTS=FILE writes there, one a line, the URL of every request
+// the page made, its own first, as the browser's network saw them.
 //
 //     node t/ui/cdp.js URL SCRIPT [WIDTHxHEIGHT]
 
@@ -65,6 +69,8 @@ async function drive(browser) {
     const [, , , commands, events] = browser.stdio;
     const deadline = Date.now() + 30000;
     const waiting = new Map();
+    const requests = [];
+    const downloads = new Map();    /* guid -> its last state */
     let serial = 0, pending = '';
 
     /* a message may come in pieces, or several in one */
@@ -80,6 +86,11 @@ async function drive(browser) {
             if (msg.id !== undefined && waiting.has(msg.id)) {
                 waiting.get(msg.id)(msg);
                 waiting.delete(msg.id);
+            } else if (msg.method === 'Network.requestWillBeSent') {
+                requests.push(msg.params.request.url);
+            } else if (msg.method === 'Browser.downloadWillBegin'
+                       || msg.method === 'Browser.downloadProgress') {
+                downloads.set(msg.params.guid, msg.params.state || 'begun');
             }
         }
     });
@@ -97,9 +108,22 @@ async function drive(browser) {
                    60000).unref();
     });
 
-    const { targetId } = await send('Target.createTarget', { url });
+    /* to see every request, the network is watched before it loads */
+    const watch = !!process.env.CDP_REQUESTS;
+    const { targetId } = await send('Target.createTarget',
+                                    { url: watch ? 'about:blank' : url });
     const { sessionId } = await send('Target.attachToTarget',
                                      { targetId, flatten: true });
+
+    if (process.env.CDP_DOWNLOADS) {
+        await send('Browser.setDownloadBehavior', {
+            behavior: 'allow', downloadPath: process.env.CDP_DOWNLOADS,
+            eventsEnabled: true });
+    }
+    if (watch) {
+        await send('Network.enable', {}, sessionId);
+        await send('Page.navigate', { url }, sessionId);
+    }
     const evaluate = async (expression) => {
         const r = await send('Runtime.evaluate', {
             expression, awaitPromise: true, returnByValue: true }, sessionId);
@@ -155,6 +179,24 @@ async function drive(browser) {
     const value = await evaluate('(' + fs.readFileSync(script, 'utf8')
                                  + ')()');
 
+    /*
+     * the downloads the script started, complete; one may begin a
+     * moment after the script returns (none after 5 s: it started none,
+     * which its value may say)
+     */
+    for (const begun = Date.now() + 5000, done = begun + 25000;
+         process.env.CDP_DOWNLOADS
+         && (downloads.size === 0 ? Date.now() < begun
+             : [...downloads.values()].some((d) => d !== 'completed'
+                                                   && d !== 'canceled'));) {
+        if (Date.now() > done) {
+            throw new Error('a download did not complete');
+        }
+        await sleep(50);
+    }
+    if (watch) {
+        fs.writeFileSync(process.env.CDP_REQUESTS, requests.join('\n'));
+    }
     if (process.env.CDP_SCREENSHOT) {
         const shot = await send('Page.captureScreenshot', { format: 'png' },
                                 sessionId);

@@ -233,10 +233,10 @@
         $('#d-sandwich').click();
         seen.sandwich = { hash: location.hash,
                           view: $('#view').value,
-                          callers: $('#callers').hidden ? 0
-                              : frames('callers').length,
+                          callers: frames().filter((f) => has(f, 'caller'))
+                              .length,
                           head: $('#sandwich-head').textContent,
-                          root: frames()[1].name };
+                          root: frames()[0].name };
         await back();
         seen.sandwich.back = $('#view').value;
         $('#view').value = 'callers';

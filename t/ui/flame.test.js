@@ -306,6 +306,12 @@ test('collapse: runs of single callers fold into one frame', () => {
     assert.strictEqual(zoomed.focus, F.find(tree, at));
     // without collapse, every frame its row
     assert.strictEqual(F.layout(tree, at, 1000).length, 8);
+    // fixed 2: the first two rows stay apart (a sandwich's function,
+    // below its root), the callers after them folded
+    assert.deepStrictEqual(names(F.layout(tree, at, 1000, {
+        collapse: true, fixed: 2 })).slice(0, 5),
+                           ['all', '_start', 'main → … → spawn (3 frames)',
+                            'worker', 'handler']);
 });
 
 test('search: a regex, case-insensitive; share counts nested ones once',
@@ -626,6 +632,63 @@ test('a comparison judged: only changes beyond the noise are painted',
     /* without a judgement, every change counts, as before */
     delete p.significant;
     assert.strictEqual(F.largestChange(F.buildTree(p, 0)), 1000);
+});
+
+test('a comparison\'s margins: summed as the change beyond the noise',
+     () => {
+    const p = profile([
+        ['main conf churn', 3000, 30],
+        ['main conf leak', 900, 9],
+        ['main other leak', 5000, 5],
+    ]);
+    const at = (path) => p.stacks.findIndex((leaf) => {
+        const names = [];
+
+        for (let i = leaf; ; i -= p.nodes[2 * i + 1]) {
+            names.unshift(p.names[p.nodes[2 * i]]);
+            if (p.nodes[2 * i + 1] === 0) {
+                return names.join(' ') === path;
+            }
+        }
+    });
+
+    p.base_values = [];
+    p.significant = [];
+    p.margins = [];
+    [['main conf churn', [2000, 20], 0, 1500],
+     ['main conf leak', [100, 1], 1, 300],
+     ['main other leak', [1000, 1], 1, 2000]].forEach(([path, b, s, m]) => {
+        p.base_values[at(path)] = b;
+        p.significant[at(path)] = s;
+        p.margins[at(path)] = m;
+    });
+
+    const tree = F.buildTree(p, 0);
+    const m = (t, names) => t.marg[F.find(t, names)];
+
+    assert.ok(tree.margined);
+    assert.strictEqual(m(tree, ['main', 'conf', 'churn']), 0, 'noise: none');
+    assert.strictEqual(m(tree, ['main', 'conf']), 300);
+    assert.strictEqual(m(tree, []), 2300);
+    // the allocators' view and the sandwich keep them
+    assert.strictEqual(m(F.invert(tree), ['leak']), 2300);
+    const leak = F.sandwich(tree, p.names.indexOf('leak'));
+    assert.strictEqual(m(leak.callers, ['leak', 'other']), 2000);
+    // the top table: flat's change beyond the noise, and its margin
+    const row = F.top(tree).find((r) => r.name === 'leak');
+    assert.deepStrictEqual([row.sflat, row.mflat], [4800, 2300]);
+    // objects: the margins are of bytes in use
+    assert.ok(!F.buildTree(p, 1).margined);
+    assert.strictEqual(F.top(F.buildTree(p, 1))[0].mflat, undefined);
+
+    assert.strictEqual(F.formatInterval(17.5 * 1048576, 8.5 * 1048576),
+                       '+17.5 MiB, 99%: 9.0 to 26.0 MiB');
+    // as noise.c words them: one unit, that of the largest
+    assert.strictEqual(F.formatInterval(26216000, 10985001),
+                       '+25.0 MiB, 99%: 14.5 to 35.5 MiB');
+    assert.strictEqual(F.formatInterval(-3000, 5000),
+                       '-2.9 KiB, 99%: -7.8 to 2.0 KiB');
+    assert.strictEqual(F.formatInterval(100, 50), '+100 B, 99%: 50 to 150 B');
 });
 
 test('a comparison: what is gone, outermost first, largest first', () => {
