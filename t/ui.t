@@ -52,7 +52,7 @@ SKIP: {
 }
 
 my $t = MallocTest->new(workers => 2,
-                        http => 'malloc_snapshot interval=1s keep=5;')
+                        http => 'malloc_snapshot interval=1s keep=30;')
     ->start;
 
 # the files and their headers
@@ -281,7 +281,7 @@ JS
 
     # Save page: the live heap as one file, opened from file:// with no
     # server: the same graph, and no request but the file's own (the
-    # live heap: the snapshots of every second are kept for 5 s only,
+    # live heap: the snapshots of every second are kept for 30 s only,
     # and t/ui/save.test.js saves a comparison)
     my $saves = tempdir('malloc-save-XXXXXX', TMPDIR => 1, CLEANUP => 1);
     my $saving = do {
