@@ -29,7 +29,10 @@
 # and without wrk; section 8 times metrics scrapes while profiles are
 # built.  Section 12 holds 10,000 connections open to one nginx of 2
 # workers (this process needs `ulimit -n` of 10,100 or more), then runs
-# three nginx of 2 workers under wrk.
+# three nginx of 2 workers under wrk.  Section 9b sets the viewer beside
+# `go tool pprof -http`: this host's Go, and Debian 13's run in a copy on
+# write of the root of trixie that make test-dists keeps (as root; the
+# section says so and leaves that part out where there is none).
 
 use strict;
 use warnings;
@@ -40,6 +43,8 @@ use MallocBrowser ();
 use JSON::PP ();
 
 use Cwd qw(abs_path);
+use Fcntl ();
+use File::Temp ();
 use Getopt::Long;
 use IO::Socket::INET;
 use POSIX qw(_exit strftime);
@@ -83,14 +88,14 @@ my %RUN = $opt{quick}
        format_rounds => 5, traffic_rounds => 3, traffic_secs => 1,
        commands => 50, scrape_rounds => 3, scrape_window => 1,
        view_gets => 5, view_rounds => 3, view_secs => 1,
-       view_alloc_rounds => 1)
+       view_alloc_rounds => 1, pprof_rounds => 3, pprof_rounds_slow => 1)
     : (big_stacks => 50000, serve_pairs_normal => 10, serve_pairs_big => 5,
        stall_pairs => 5, stall_window_normal => 2, stall_window_big => 3,
        rss_profiles => 100, rss_stacks => 5000, symbol_runs => 5,
        format_rounds => 5, traffic_rounds => 14, traffic_secs => 1,
        commands => 200, scrape_rounds => 4, scrape_window => 3,
        view_gets => 30, view_rounds => 14, view_secs => 2,
-       view_alloc_rounds => 3);
+       view_alloc_rounds => 3, pprof_rounds => 5, pprof_rounds_slow => 3);
 
 # the heaps profiled
 my %HEAP = (
@@ -1880,6 +1885,377 @@ EOF
 }
 
 
+# ---- 9b. the heap viewer beside go tool pprof -http ----------------------
+
+# what to undo on every way out (a die, Ctrl-C): servers to stop, a root
+# to unmount; each runs once, the last set up first
+my @UNDO;
+
+END {
+    while (my $undo = pop @UNDO) {
+        eval { $undo->() };
+    }
+}
+
+# a page's load until its flame graph is drawn, by bench/flame.js; $boxes
+# is the page's own count of the boxes it drew (bench/flame.js says how
+# "drawn" is decided); $note what the page says of itself once drawn;
+# {ms, boxes, bytes, body, requests, note} or {failed}
+sub flame_load {
+    my ($url, $boxes, $note) = @_;
+    my $node = `sh -c 'command -v node' 2>/dev/null`;
+    chomp $node;
+    my $js = abs_path("$FindBin::Bin/flame.js");
+    local $ENV{FLAME_TIMEOUT} = 240;
+    # a list, not a shell: the expression has quotes of its own
+    open(my $fh, '-|', 'timeout', 300, $node, $js, $url, $boxes,
+         '1200x900', $note // 'null') or return { failed => "node: $!" };
+    my $out = do { local $/; <$fh> } // '';
+    close $fh;
+    my $r = eval { JSON::PP::decode_json($out) };
+    return ref $r eq 'HASH' ? $r : { failed => "bench/flame.js: $out" };
+}
+
+# `go tool pprof -http` started by @cmd (%PORT% replaced), in a process
+# group of its own so that its child, the pprof program itself, stops
+# with it; {pid, port, up (s until it answered)} or (undef, why)
+sub pprof_start {
+    my ($log, @cmd) = @_;
+    my $port = MallocTest::free_port();
+    s/%PORT%/$port/g for @cmd;
+
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        setpgrp(0, 0);
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', $log;
+        open STDERR, '>&', \*STDOUT;
+        exec @cmd or _exit(127);
+    }
+
+    my $p = { pid => $pid, port => $port };
+    push @UNDO, sub { pprof_stop($p) };
+
+    # it reads the profile before it listens
+    my $t0 = time();
+    while (time() - $t0 < 300) {
+        my ($st) = fetch($port, '/', 5);
+        if ($st != 599) {
+            $p->{up} = time() - $t0;
+            return $p;
+        }
+        if (waitpid($pid, POSIX::WNOHANG()) == $pid) {
+            $p->{gone} = 1;
+            last;
+        }
+        sleep 0.2;
+    }
+    pprof_stop($p);
+    my @tail = (split /\n/, slurp($log))[-3 .. -1];
+    return (undef, "`@cmd` did not answer: "
+                   . join(' ', grep { defined } @tail));
+}
+
+sub pprof_stop {
+    my ($p) = @_;
+    return if $p->{gone}++;
+    kill 'TERM', -$p->{pid};
+    for (1 .. 50) {
+        return if waitpid($p->{pid}, POSIX::WNOHANG()) == $p->{pid};
+        sleep 0.1;
+    }
+    kill 'KILL', -$p->{pid};
+    waitpid($p->{pid}, 0);
+}
+
+# Debian 13's Go: the root of trixie that make test-dists keeps
+# (.ci/dists.sh; its key file is written once the root is complete),
+# never run in itself: a copy on write of it (overlayfs) in a temporary
+# folder, with /proc and /dev mounted as dists.sh mounts them, golang-go
+# installed into the copy if the root lacks it.  A shared lock on the
+# root's lock file keeps dists.sh from making it again meanwhile (it
+# takes that lock alone).  {dir, version, run (the chroot's command),
+# undo} or (undef, why), everything it did undone already
+sub trixie_go {
+    my $cache = $ENV{MALLOC_CI_CACHE} || '/var/cache/ngx_http_malloc_module';
+    my $root = "$cache/trixie";
+
+    return (undef, 'the root of Debian 13 is chrooted into: this needs '
+                   . 'root') if $> != 0;
+    return (undef, "no root of Debian 13 trixie at $root (make test-dists "
+                   . 'makes it; `DISTS_ROOTS_ONLY=1 sh .ci/dists.sh '
+                   . 'trixie` makes only the root)')
+        unless -d $root && -s "$cache/trixie.key";
+
+    open(my $lock, '<', "$cache/trixie.lock")
+        or return (undef, "$cache/trixie.lock: $!");
+    return (undef, "$root is being made again by .ci/dists.sh")
+        unless flock($lock, Fcntl::LOCK_SH() | Fcntl::LOCK_NB());
+    # test-dists' root, checked again under the lock
+    return (undef, "$root went while the lock was taken")
+        unless -d $root && -s "$cache/trixie.key";
+
+    my $tmp = File::Temp::tempdir('malloc-trixie-XXXXXX', TMPDIR => 1);
+    my $dir = "$tmp/root";
+    mkdir "$tmp/$_" for qw(upper work root);
+
+    my $done = 0;
+    my $undo = sub { trixie_down($tmp) unless $done++; close $lock };
+    push @UNDO, $undo;
+    my $fail = sub { $undo->(); return (undef, $_[0]) };
+
+    system('mount', '-t', 'overlay', 'overlay', '-o',
+           "lowerdir=$root,upperdir=$tmp/upper,workdir=$tmp/work", $dir) == 0
+        or return $fail->("no copy on write of $root: overlayfs mount "
+                          . 'failed');
+    system("mount -t proc proc $dir/proc && mount --rbind /dev $dir/dev "
+           . "&& mount --make-rslave $dir/dev") == 0
+        or return $fail->("cannot mount /proc and /dev into $dir");
+
+    my $log = "$tmp/chroot.log";
+    my $run = "chroot $dir /usr/bin/env -i HOME=/root LANG=C.UTF-8 "
+              . 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
+              . '/sbin:/bin';
+    if (system("$run sh -c 'command -v go' > /dev/null 2>&1") != 0) {
+        print "    no go in $root: installing golang-go into the copy\n";
+        system("cp /etc/resolv.conf $dir/etc/resolv.conf");
+        system("$run sh -c 'apt-get install -y -q golang-go || "
+               . "(apt-get update -q && apt-get install -y -q golang-go)' "
+               . "> $log 2>&1") == 0
+            or return $fail->("golang-go did not install into a copy of "
+                              . "$root: " . (split /\n/, slurp($log))[-1]);
+    }
+    my $version = cmd_out("$run go version");
+    return $fail->("go does not run in $root: $version") if $? != 0;
+
+    return { dir => $dir, version => $version, run => $run, undo => $undo };
+}
+
+# unmounts a copy made by trixie_go, then removes it: never a folder
+# that still has a mount in it (it would be the host's /dev)
+sub trixie_down {
+    my ($tmp) = @_;
+    my $dir = "$tmp/root";
+    for my $m ("$dir/dev", "$dir/proc") {
+        next if system("mountpoint -q $m 2>/dev/null") != 0;
+        system("umount -R $m 2>/dev/null") == 0 or system("umount -R -l $m");
+    }
+    if (system("mountpoint -q $dir 2>/dev/null") == 0) {
+        system("umount $dir 2>/dev/null") == 0 or system("umount -l $dir");
+    }
+    if (grep { (split ' ')[1] =~ m{^\Q$tmp\E/} } split /\n/,
+            slurp('/proc/mounts')) {
+        warn "bench: $tmp still has mounts: left in place\n";
+        return;
+    }
+    system('rm', '-rf', '--one-file-system', $tmp);
+}
+
+sub bench_viewer_pprof {
+    my $head = "## 9b. The heap viewer beside go tool pprof -http\n\n";
+    my ($chromium, $why) = MallocBrowser::chromium();
+    return "${head}Not measured: $why.\n" unless $chromium;
+    return "${head}Not measured: no node to drive chromium.\n"
+        unless `sh -c 'command -v node' 2>/dev/null`;
+
+    my $h = $HEAP{big};
+    print "  viewer beside pprof, $h->{title}: starting nginx\n";
+    my $t = server('big');
+    my $port = $t->port;
+
+    # the symbol cache warm, as in section 9; the profile pprof reads is
+    # the one the module serves of this same heap
+    fetch($port, '/malloc/pprof/heap.json', 120);
+    my ($st, $pb) = fetch($port, '/malloc/pprof/heap.pb.gz', 120);
+    die "heap.pb.gz: $st" unless $st == 200;
+    my $file = $t->prefix . '/heap.pb.gz';
+    spew($file, $pb);
+
+    my @arms = ({
+        name => 'the module\'s page (`<location>/ui`)',
+        version => "$machine{nginx}, the module at git $machine{git}",
+        url => "http://127.0.0.1:$port/malloc/ui",
+        # the page counts its frames once it drew them
+        boxes => 'document.body.dataset.state === "error" ? -1 '
+                 . ': document.body.dataset.state === "ready" '
+                 . '? Number(document.body.dataset.frames) : 0',
+        # and how long its heap.json and its drawing took, by its clock
+        note => '[Number(document.body.dataset.fetchMs), '
+                . 'Number(document.body.dataset.drawMs)]',
+        rounds => $RUN{pprof_rounds},
+    });
+    my @skipped;
+
+    # pprof's flame graph: a <div> per box in #stack-chart (the view of
+    # pprof since 2023), or an SVG <rect> per box in #chart (the
+    # d3-flame-graph of older pprof, Go 1.19's)
+    my $pprof_boxes = 'document.querySelectorAll("#stack-chart .boxbg, '
+                      . '#chart rect").length';
+    my $pprof = "go tool pprof -http=127.0.0.1:PORT -no_browser heap.pb.gz";
+
+    my ($trixie, $no) = trixie_go();
+    if ($trixie) {
+        system('cp', $file, "$trixie->{dir}/tmp/heap.pb.gz") == 0
+            or die "cp $file $trixie->{dir}/tmp: $?";
+        print "  $trixie->{version} in a copy of Debian 13's root: "
+              . "starting pprof\n";
+        my ($p, $err) = pprof_start($t->prefix . '/pprof-trixie.log',
+            split(' ', $trixie->{run}), 'GOTOOLCHAIN=local', 'go', 'tool',
+            'pprof', '-http=127.0.0.1:%PORT%', '-no_browser',
+            '/tmp/heap.pb.gz');
+        if ($p) {
+            push @arms, { name => "$pprof, Debian 13 trixie (chroot)",
+                          version => $trixie->{version}, server => $p,
+                          ratio => 1,
+                          url => "http://127.0.0.1:$p->{port}/ui/flamegraph",
+                          boxes => $pprof_boxes,
+                          rounds => $RUN{pprof_rounds} };
+        } else {
+            push @skipped, "Debian 13's pprof: $err";
+        }
+    } else {
+        push @skipped, "Debian 13's pprof: $no";
+    }
+
+    my $host_go = cmd_out('go version');
+    if ($? == 0) {
+        print "  $host_go of this host: starting pprof\n";
+        my ($p, $err) = pprof_start($t->prefix . '/pprof-host.log', 'go',
+            'tool', 'pprof', '-http=127.0.0.1:%PORT%', '-no_browser', $file);
+        if ($p) {
+            push @arms, { name => "$pprof, this host",
+                          version => $host_go, server => $p,
+                          url => "http://127.0.0.1:$p->{port}/ui/flamegraph",
+                          boxes => $pprof_boxes,
+                          rounds => $RUN{pprof_rounds_slow} };
+        } else {
+            push @skipped, "this host's pprof: $err";
+        }
+    } else {
+        push @skipped, "this host's pprof: no go here (golang-go)";
+    }
+
+    # A B C, A B C, ...: each arm in every round until it has its loads;
+    # section 9's measure of the page (its own browser's wall time, less
+    # that of a load with nothing to fetch) in the same rounds
+    my (@blank, @whole);
+    for my $round (1 .. $RUN{pprof_rounds}) {
+        for my $arm (@arms) {
+            next if $round > $arm->{rounds};
+            my $r = flame_load($arm->{url}, $arm->{boxes}, $arm->{note});
+            if ($r->{failed}) {
+                print "    round $round, $arm->{name}: $r->{failed}\n";
+                push @{ $arm->{failed} }, $r->{failed};
+                next;
+            }
+            printf "    round %d, %s: %.0f ms, %s, %d boxes\n", $round,
+                   $arm->{name}, $r->{ms}, bytes($r->{bytes}), $r->{boxes};
+            $arm->{ms}[$round] = $r->{ms} / 1e3;
+            $arm->{last} = $r;
+            push @{ $arm->{notes} }, $r->{note} if ref $r->{note};
+        }
+        my ($blank) = viewer_load("http://127.0.0.1:$port/malloc/ui/"
+                                  . 'viewer.css', 1);
+        my ($dt) = viewer_load("http://127.0.0.1:$port/malloc/ui");
+        push @blank, $blank if defined $blank;
+        push @whole, $dt if defined $dt;
+    }
+
+    $_->{server} && pprof_stop($_->{server}) for @arms;
+    $trixie->{undo}->() if $trixie;
+    $t->stop;
+
+    my $module = $arms[0];
+    my @rows;
+    for my $arm (@arms) {
+        my @ms = grep { defined } @{ $arm->{ms} // [] };
+        my $l = $arm->{last} // {};
+        # the ratio of each round's pair, then their median
+        my @pair = map { $arm->{ms}[$_] / $module->{ms}[$_] }
+                   grep { defined $arm->{ms}[$_]
+                          && defined $module->{ms}[$_] }
+                   1 .. $RUN{pprof_rounds};
+        $arm->{pair} = @pair ? median(@pair) : undef;
+        push @rows, sprintf('| %s | %s | %s | %s | %s | %s | %s | %s |',
+            $arm->{name}, $arm->{version},
+            $arm->{server} ? ms($arm->{server}{up} * 1e3) : '-',
+            @ms ? bytes($l->{bytes}) . " ($l->{requests})" : '-',
+            @ms ? $l->{boxes} : '-',
+            @ms ? scalar(@ms) . (@{ $arm->{failed} // [] }
+                                 ? ', ' . @{ $arm->{failed} } . ' failed'
+                                 : '')
+                : 'none: ' . ((split /\n/, $arm->{failed}[0] // '?')[0]
+                             =~ s/\|/\//gr),
+            @ms ? mmm_ms(@ms) : '-',
+            $arm == $module ? '1'
+                : defined $arm->{pair} ? sprintf('%.1fx', $arm->{pair})
+                : '-');
+    }
+    my $rows = join("\n", @rows);
+
+    my ($go) = grep { $_->{ratio} } @arms;
+    my $verdict = !$go ? 'Not compared: Debian 13\'s pprof did not run.'
+        : !defined $go->{pair} ? 'Not compared: no pair of loads drew.'
+        : sprintf('Debian 13\'s pprof / the module\'s page: %.1fx (the '
+                  . 'median of the rounds\' ratios; of the medians: '
+                  . '%.1fx); the target (issue 31) is at least 10x.',
+                  $go->{pair}, median(grep { defined } @{ $go->{ms} })
+                               / median(grep { defined }
+                                        @{ $module->{ms} }));
+    my $split = $module->{notes}
+        ? sprintf(' Of the module\'s page\'s time, by its own clock '
+                  . '(`body[data-fetch-ms]`, `[data-draw-ms]`, medians): '
+                  . '%s ms waiting for `heap.json` (nginx dumping and '
+                  . 'building the profile), %s ms drawing.',
+                  ms(median(map { $_->[0] } @{ $module->{notes} })),
+                  ms(median(map { $_->[1] } @{ $module->{notes} })))
+        : '';
+    my $nine = (@whole && @blank)
+        ? sprintf('%s ms (%s ms with the browser\'s start, less %s ms '
+                  . 'of a load with nothing to fetch)',
+                  ms((median(@whole) - median(@blank)) * 1e3),
+                  ms(median(@whole) * 1e3), ms(median(@blank) * 1e3))
+        : 'no paint';
+    my $skipped = join('', map { "\nSkipped: $_.\n" } @skipped);
+    my $slow = $RUN{pprof_rounds_slow};
+
+    return <<"EOF";
+$head`<location>/ui` drawing the heap of $h->{title}, beside
+`go tool pprof -http=127.0.0.1:PORT -no_browser heap.pb.gz` drawing its
+flame graph (`/ui/flamegraph`) of the same heap: the `heap.pb.gz` the
+module served, read once by each pprof when it starts (its start is
+the time until it answered; it is not in the page's time). Each load
+is a fresh headless chromium (Debian's, 1200x900, a new profile: nothing
+cached) driven by bench/flame.js in real time; the time is the page's
+own clock (`performance.now()`) from the start of its navigation until
+its graph was drawn: the graph has its boxes (the module's page says so,
+`body[data-state=ready]` and its frames counted; pprof's, its boxes
+are in the page: `#stack-chart .boxbg`, or Go 1.19's `#chart rect`),
+then the next frame was laid out and painted and one more task ran (the
+main thread free again). Go 1.19's d3 graph then still animates for
+750 ms; that is not counted. It includes everything the page waits for:
+pprof builds each page, the module dumps and builds each profile. The
+bytes are all the page's responses as sent (headers included; the
+module's `heap.json` is gzipped, pprof's page is not), with the
+number of requests. Loads alternate, one of each in every round, for
+$RUN{pprof_rounds} rounds; this host's pprof in the first $slow of them
+only (Go 1.19's loads take tens of seconds). The last column is the
+median of the rounds' ratios to the module's page. Debian 13's Go runs
+in a copy on write of the root of trixie that `make test-dists` keeps
+(.ci/dists.sh), on this machine's kernel and network; chromium, node and
+nginx are this host's.
+
+| page | version | pprof's start ms | page bytes (requests) | boxes drawn | loads | drawn ms: min / median / max | / module |
+|---|---|---|---|---|---|---|---|
+$rows
+
+$verdict$split Section 9's measure of the module's page in the same
+rounds: $nine.
+$skipped
+EOF
+}
+
+
 # ---- 10. reading smaps: the parts of RSS --------------------------------------
 
 # bench_rss on the worker of $t: mappings, RSS kB, both min/median/max
@@ -2624,6 +3000,7 @@ my @BENCHES = (
     [commands => \&bench_commands],
     [scrape => \&bench_scrape],
     [viewer => \&bench_viewer],
+    [viewer_pprof => \&bench_viewer_pprof],
     [rss_read => \&bench_rss_read],
     [export => \&bench_export],
     [traffic_view => \&bench_traffic_view],

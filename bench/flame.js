@@ -1,0 +1,178 @@
+// Copyright (C) 2026 ngx_http_malloc_module maintainers
+// BSD 2-Clause licence: see LICENSE.
+
+// make bench (section 9b): how long a flame graph page takes to draw, in
+// Debian's chromium, headless, in real time, driven through the DevTools
+// protocol over --remote-debugging-pipe (file descriptors 3 and 4, a NUL
+// after each message), as t/ui/cdp.js does.  The same measure for any
+// page: the module's viewer and go tool pprof's -http flame graph alike.
+//
+//     node bench/flame.js URL BOXES [WIDTHxHEIGHT [NOTE]]
+//
+// BOXES is a JavaScript expression, evaluated in the page: how many boxes
+// its graph has drawn (0 until it drew, -1 if the page says it failed).
+// A watcher put into the page before its own scripts run evaluates it on
+// a 10 ms timer, which runs only between the page's tasks; once it is
+// above 0, the next frame (its style, layout and paint) and then one
+// more task: that moment, by the page's own clock (performance.now(),
+// from the start of the navigation), is when the graph was drawn and the
+// page's main thread was free again.  A fresh browser and profile each
+// time: nothing cached.
+//
+// NOTE, an expression too, is what the page says of itself once drawn
+// (the module's page: how long its profile and its drawing took).
+// Prints {"ms", "boxes", "bytes" (as sent, headers included), "body"
+// (decoded), "requests", "note"} as JSON, or {"failed": why}.
+
+'use strict';
+
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
+const [url, boxes, size = '1200x900', note = 'null']
+    = process.argv.slice(2);
+const TIMEOUT = Number(process.env.FLAME_TIMEOUT || 180) * 1000;
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+// the watcher, put into the page; it leaves its finding in a global
+const WATCHER = `(() => {
+    const boxes = () => { try { return Number(${boxes}) || 0; }
+                          catch (e) { return 0; } };
+    const timer = setInterval(() => {
+        const n = boxes();
+
+        if (n === 0) {
+            return;
+        }
+        clearInterval(timer);
+        if (n < 0) {
+            window.__flameDrawn = { failed: 'the page says it failed' };
+            return;
+        }
+        requestAnimationFrame(() => setTimeout(() => {
+            window.__flameDrawn = { ms: performance.now(), boxes: n,
+                                    note: ${note} };
+        }, 0));
+    }, 10);
+})();`;
+
+async function main() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-flame-'));
+    /* a group of its own: the browser's helpers end with it */
+    const browser = spawn(CHROMIUM, [
+        '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--disable-extensions', '--disable-quic',
+        '--window-size=' + size.replace('x', ','), '--user-data-dir=' + dir,
+        '--remote-debugging-pipe', 'about:blank'],
+                          { stdio: ['ignore', 'ignore', 'ignore', 'pipe',
+                                    'pipe'],
+                            detached: true });
+    const exited = new Promise((ok) => browser.once('exit', ok));
+
+    try {
+        return await measure(browser);
+    } finally {
+        try {
+            process.kill(-browser.pid, 'SIGTERM');
+        } catch (e) {
+            /* gone already */
+        }
+        await Promise.race([exited, sleep(5000)]);
+        try {
+            fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10,
+                             retryDelay: 100 });
+        } catch (e) {
+            /* a helper still writing: the directory is a temporary one */
+        }
+    }
+}
+
+async function measure(browser) {
+    const [, , , commands, events] = browser.stdio;
+    const waiting = new Map();
+    const sent = new Map(), body = new Map();
+    let serial = 0, pending = '';
+
+    /* a message may come in pieces, or several in one */
+    events.setEncoding('utf8');
+    events.on('data', (text) => {
+        let end;
+
+        pending += text;
+        while ((end = pending.indexOf('\0')) !== -1) {
+            const msg = JSON.parse(pending.slice(0, end));
+
+            pending = pending.slice(end + 1);
+            if (msg.id !== undefined && waiting.has(msg.id)) {
+                waiting.get(msg.id)(msg);
+                waiting.delete(msg.id);
+            } else if (msg.method === 'Network.dataReceived') {
+                body.set(msg.params.requestId,
+                         (body.get(msg.params.requestId) || 0)
+                         + msg.params.dataLength);
+            } else if (msg.method === 'Network.loadingFinished') {
+                sent.set(msg.params.requestId, msg.params.encodedDataLength);
+            }
+        }
+    });
+    commands.on('error', () => { /* the browser went: sends time out */ });
+
+    const send = (method, params = {}, sessionId) => new Promise((ok, fail) => {
+        const id = ++serial;
+
+        waiting.set(id, (msg) => (msg.error
+            ? fail(new Error(method + ': ' + msg.error.message))
+            : ok(msg.result)));
+        commands.write(JSON.stringify({ id, method, params, sessionId })
+                       + '\0');
+        setTimeout(() => fail(new Error(method + ': no answer')),
+                   TIMEOUT).unref();
+    });
+
+    const { targetId } = await send('Target.createTarget',
+                                    { url: 'about:blank' });
+    const { sessionId } = await send('Target.attachToTarget',
+                                     { targetId, flatten: true });
+
+    await send('Network.enable', {}, sessionId);
+    await send('Page.enable', {}, sessionId);
+    await send('Page.addScriptToEvaluateOnNewDocument', { source: WATCHER },
+               sessionId);
+    await send('Page.navigate', { url }, sessionId);
+
+    /* the page's main thread answers between its tasks: a slow answer
+       here delays nothing the page measures */
+    let drawn = null;
+
+    for (const end = Date.now() + TIMEOUT; Date.now() < end;) {
+        const r = await send('Runtime.evaluate', {
+            expression: 'window.__flameDrawn || null', returnByValue: true },
+                             sessionId).catch(() => null);
+
+        drawn = r && r.result && r.result.value;
+        if (drawn) {
+            break;
+        }
+        await sleep(100);
+    }
+    if (!drawn) {
+        throw new Error('not drawn in ' + TIMEOUT / 1000 + ' s');
+    }
+    if (drawn.failed) {
+        throw new Error(drawn.failed);
+    }
+
+    const sum = (m) => Array.from(m.values()).reduce((a, b) => a + b, 0);
+
+    await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
+    return { ms: drawn.ms, boxes: drawn.boxes, bytes: sum(sent),
+             body: sum(body), requests: sent.size, note: drawn.note };
+}
+
+main().then((v) => console.log(JSON.stringify(v)),
+            (e) => console.log(JSON.stringify({ failed: String(e.stack
+                                                               || e) })));
