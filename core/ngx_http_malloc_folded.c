@@ -17,6 +17,7 @@
  */
 
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,18 @@ typedef struct {
 } ngx_http_malloc_naming_t;
 
 
+/*
+ * The JSON as it is written: a few hundred thousand numbers, each
+ * formatted here by hand and appended in batches, where a snprintf and
+ * an append apiece took most of the time the page waited for.
+ */
+typedef struct {
+    ngx_http_malloc_mbuf_t     *out;
+    size_t                      n;
+    char                        buf[8192];
+} ngx_http_malloc_fbatch_t;
+
+
 static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
 static uint32_t ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t,
@@ -85,7 +98,7 @@ static int32_t ngx_http_malloc_named_file(ngx_http_malloc_named_t *np,
 static uint32_t *ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
     uint32_t *nnodes, uint32_t **leaves);
 static int ngx_http_malloc_named_order(const void *one, const void *two);
-static void ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
@@ -99,7 +112,7 @@ static uint32_t ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
 static int32_t ngx_http_malloc_named_map_file(ngx_http_malloc_named_t *np,
     ngx_http_malloc_naming_t *nm, int i);
 static double ngx_http_malloc_folded_finite(double x);
-static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
     const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw);
@@ -134,10 +147,17 @@ static void ngx_http_malloc_proto_value(ngx_http_malloc_proto_t *pr,
 static uint32_t *ngx_http_malloc_proto_stack(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, const uint64_t *locs, size_t nlocs,
     size_t *nids);
-static void ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b,
     const char *s);
-static void ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b,
     const int64_t *v, size_t n, int first);
+static void ngx_http_malloc_fbatch_text(ngx_http_malloc_fbatch_t *b,
+    const char *s, size_t len);
+static void ngx_http_malloc_fbatch_flush(ngx_http_malloc_fbatch_t *b);
+static void ngx_http_malloc_fbatch_int(ngx_http_malloc_fbatch_t *b,
+    int64_t v, int comma);
+static void ngx_http_malloc_fbatch_round(ngx_http_malloc_fbatch_t *b,
+    double x, int comma);
 
 
 void
@@ -788,8 +808,9 @@ int
 ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
     ngx_http_malloc_mbuf_t *out, char *err)
 {
-    size_t     i, nv;
-    uint32_t  *tree, *leaves, nnodes;
+    size_t                     i, nv;
+    uint32_t                  *tree, *leaves, nnodes;
+    ngx_http_malloc_fbatch_t   b;
 
     nv = np->alloc ? 4 : 2;
 
@@ -816,50 +837,52 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
                                 np->alloc ? ",\"alloc_space\","
                                             "\"alloc_objects\"" : "");
 
-    ngx_http_malloc_named_lists(out, np);
+    b.out = out;
+    b.n = 0;
 
-    ngx_http_malloc_mbuf_append(out, "],\"nodes\":[", 11);
+    ngx_http_malloc_named_lists(&b, np);
+
+    ngx_http_malloc_fbatch_text(&b, "],\"nodes\":[", 11);
 
     for (i = 0; i < nnodes; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%u,%u" : "%u,%u",
-                                    (unsigned) tree[2 * i],
-                                    (unsigned) tree[2 * i + 1]);
+        ngx_http_malloc_fbatch_int(&b, tree[2 * i], i != 0);
+        ngx_http_malloc_fbatch_int(&b, tree[2 * i + 1], 1);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"stacks\":[", 12);
+    ngx_http_malloc_fbatch_text(&b, "],\"stacks\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%u" : "%u",
-                                    (unsigned) leaves[i]);
+        ngx_http_malloc_fbatch_int(&b, leaves[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"values\":[", 12);
+    ngx_http_malloc_fbatch_text(&b, "],\"values\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_folded_row(out, np->stacks[i].v, nv, i == 0);
+        ngx_http_malloc_folded_row(&b, np->stacks[i].v, nv, i == 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"samples\":[", 13);
+    ngx_http_malloc_fbatch_text(&b, "],\"samples\":[", 13);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(
-                        np->stacks[i].side[0].samples));
+        ngx_http_malloc_fbatch_round(&b, np->stacks[i].side[0].samples,
+                                     i != 0);
     }
 
     if (np->has_base) {
-        ngx_http_malloc_mbuf_append(out, "],\"base_values\":[", 17);
+        ngx_http_malloc_fbatch_text(&b, "],\"base_values\":[", 17);
 
         for (i = 0; i < np->nstacks; i++) {
-            ngx_http_malloc_folded_row(out, np->stacks[i].base, nv, i == 0);
+            ngx_http_malloc_folded_row(&b, np->stacks[i].base, nv, i == 0);
         }
 
-        ngx_http_malloc_named_noise(out, np);
-        ngx_http_malloc_mbuf_append(out, "}\n", 2);
+        ngx_http_malloc_named_noise(&b, np);
+        ngx_http_malloc_fbatch_text(&b, "}\n", 2);
 
     } else {
-        ngx_http_malloc_mbuf_append(out, "]}\n", 3);
+        ngx_http_malloc_fbatch_text(&b, "]}\n", 3);
     }
+
+    ngx_http_malloc_fbatch_flush(&b);
 
     if (out->failed) {
         snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
@@ -877,52 +900,55 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
  */
 
 static void
-ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np)
 {
     size_t        i;
+    const char   *kind;
     static char  *kinds[] = { "library", "binary", "module" };
 
-    ngx_http_malloc_mbuf_append(out, "\"names\":[", 9);
+    ngx_http_malloc_fbatch_text(b, "\"names\":[", 9);
 
     for (i = 0; i < np->nnames; i++) {
         if (i != 0) {
-            ngx_http_malloc_mbuf_append(out, ",", 1);
+            ngx_http_malloc_fbatch_text(b, ",", 1);
         }
 
-        ngx_http_malloc_folded_string(out, np->names[i]);
+        ngx_http_malloc_folded_string(b, np->names[i]);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"raw\":[", 9);
+    ngx_http_malloc_fbatch_text(b, "],\"raw\":[", 9);
 
     for (i = 0; i < np->nnames; i++) {
         if (i != 0) {
-            ngx_http_malloc_mbuf_append(out, ",", 1);
+            ngx_http_malloc_fbatch_text(b, ",", 1);
         }
 
         if (np->raws[i] == NULL) {
-            ngx_http_malloc_mbuf_append(out, "null", 4);
+            ngx_http_malloc_fbatch_text(b, "null", 4);
 
         } else {
-            ngx_http_malloc_folded_string(out, np->raws[i]);
+            ngx_http_malloc_folded_string(b, np->raws[i]);
         }
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"files\":[", 11);
+    ngx_http_malloc_fbatch_text(b, "],\"files\":[", 11);
 
     for (i = 0; i < np->nfiles; i++) {
-        ngx_http_malloc_mbuf_append(out, i ? ",{\"path\":" : "{\"path\":",
+        ngx_http_malloc_fbatch_text(b, i ? ",{\"path\":" : "{\"path\":",
                                     i ? 9 : 8);
-        ngx_http_malloc_folded_string(out, np->files[i].path);
-        ngx_http_malloc_mbuf_printf(out, ",\"kind\":\"%s\"}",
-                                    kinds[np->files[i].kind]);
+        ngx_http_malloc_folded_string(b, np->files[i].path);
+
+        kind = kinds[np->files[i].kind];
+        ngx_http_malloc_fbatch_text(b, ",\"kind\":\"", 9);
+        ngx_http_malloc_fbatch_text(b, kind, strlen(kind));
+        ngx_http_malloc_fbatch_text(b, "\"}", 2);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"name_files\":[", 16);
+    ngx_http_malloc_fbatch_text(b, "],\"name_files\":[", 16);
 
     for (i = 0; i < np->nnames; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d",
-                                    (int) np->name_files[i]);
+        ngx_http_malloc_fbatch_int(b, np->name_files[i], i != 0);
     }
 }
 
@@ -1125,7 +1151,7 @@ ngx_http_malloc_named_judge(ngx_http_malloc_named_t *np)
  */
 
 static void
-ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np)
 {
     size_t                          i;
@@ -1134,28 +1160,30 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
 
     nz = &np->noise;
 
-    ngx_http_malloc_mbuf_append(out, "],\"base_samples\":[", 18);
+    ngx_http_malloc_fbatch_text(b, "],\"base_samples\":[", 18);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(
-                        np->stacks[i].side[1].samples));
+        ngx_http_malloc_fbatch_round(b, np->stacks[i].side[1].samples,
+                                     i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"significant\":[", 17);
+    ngx_http_malloc_fbatch_text(b, "],\"significant\":[", 17);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d", np->judged[i]);
+        ngx_http_malloc_fbatch_int(b, np->judged[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"margins\":[", 13);
+    ngx_http_malloc_fbatch_text(b, "],\"margins\":[", 13);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(np->margins[i]));
+        ngx_http_malloc_fbatch_round(b, np->margins[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_printf(out, "],\"comparison\":{\"level\":%.2f,"
+    /* once per answer: printf's own formats, and its rounding */
+
+    ngx_http_malloc_fbatch_flush(b);
+
+    ngx_http_malloc_mbuf_printf(b->out, "],\"comparison\":{\"level\":%.2f,"
                                 "\"z\":%.3f,\"compared\":%zu,"
                                 "\"testable\":%zu,\"grew\":%zu,"
                                 "\"shrank\":%zu,\"samples\":%.0f,"
@@ -1176,62 +1204,168 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                 ngx_http_malloc_folded_finite(nz->floor));
 
     (void) ngx_http_malloc_noise_detection(line, sizeof(line), nz);
-    ngx_http_malloc_folded_string(out, line);
+    ngx_http_malloc_folded_string(b, line);
 
     if (np->exact_of != NULL) {
-        ngx_http_malloc_mbuf_append(out, ",\"exact\":{\"of\":", 15);
-        ngx_http_malloc_folded_string(out, np->exact_of);
-        ngx_http_malloc_mbuf_printf(out, ",\"change\":%lld}",
-                                    (long long) np->exact_change);
+        ngx_http_malloc_fbatch_text(b, ",\"exact\":{\"of\":", 15);
+        ngx_http_malloc_folded_string(b, np->exact_of);
+        ngx_http_malloc_fbatch_text(b, ",\"change\":", 10);
+        ngx_http_malloc_fbatch_int(b, np->exact_change, 0);
+        ngx_http_malloc_fbatch_text(b, "}", 1);
     }
 
     if (np->caveat != NULL) {
-        ngx_http_malloc_mbuf_append(out, ",\"caveat\":", 10);
-        ngx_http_malloc_folded_string(out, np->caveat);
+        ngx_http_malloc_fbatch_text(b, ",\"caveat\":", 10);
+        ngx_http_malloc_folded_string(b, np->caveat);
     }
 
-    ngx_http_malloc_mbuf_append(out, "}", 1);
+    ngx_http_malloc_fbatch_text(b, "}", 1);
 }
 
 
 static void
-ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out, const int64_t *v,
+ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b, const int64_t *v,
     size_t n, int first)
 {
-    if (n == 4) {
-        ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld,%lld,%lld]",
-                                    first ? "" : ",", (long long) v[0],
-                                    (long long) v[1], (long long) v[2],
-                                    (long long) v[3]);
-        return;
+    size_t  i;
+
+    ngx_http_malloc_fbatch_text(b, first ? "[" : ",[", first ? 1 : 2);
+
+    for (i = 0; i < n; i++) {
+        ngx_http_malloc_fbatch_int(b, v[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld]", first ? "" : ",",
-                                (long long) v[0], (long long) v[1]);
+    ngx_http_malloc_fbatch_text(b, "]", 1);
+}
+
+
+/* the runs of bytes that need no escape go in one piece */
+
+static void
+ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b, const char *s)
+{
+    char                  esc[8];
+    const unsigned char  *p, *run;
+    static const char     hex[] = "0123456789abcdef";
+
+    ngx_http_malloc_fbatch_text(b, "\"", 1);
+
+    for (p = (const unsigned char *) s, run = p; *p != '\0'; p++) {
+
+        if (*p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x7f) {
+            continue;
+        }
+
+        ngx_http_malloc_fbatch_text(b, (const char *) run, p - run);
+        run = p + 1;
+
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char) *p;
+            ngx_http_malloc_fbatch_text(b, esc, 2);
+            continue;
+        }
+
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[*p >> 4];
+        esc[5] = hex[*p & 0xf];
+        ngx_http_malloc_fbatch_text(b, esc, 6);
+    }
+
+    ngx_http_malloc_fbatch_text(b, (const char *) run, p - run);
+    ngx_http_malloc_fbatch_text(b, "\"", 1);
 }
 
 
 static void
-ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out, const char *s)
+ngx_http_malloc_fbatch_flush(ngx_http_malloc_fbatch_t *b)
 {
-    const unsigned char  *p;
+    ngx_http_malloc_mbuf_append(b->out, b->buf, b->n);
+    b->n = 0;
+}
 
-    ngx_http_malloc_mbuf_append(out, "\"", 1);
 
-    for (p = (const unsigned char *) s; *p != '\0'; p++) {
+/* a piece longer than the batch goes straight after what is batched */
 
-        if (*p == '"' || *p == '\\') {
-            ngx_http_malloc_mbuf_printf(out, "\\%c", *p);
+static void
+ngx_http_malloc_fbatch_text(ngx_http_malloc_fbatch_t *b, const char *s,
+    size_t len)
+{
+    if (len > sizeof(b->buf) - b->n) {
+        ngx_http_malloc_fbatch_flush(b);
 
-        } else if (*p < 0x20 || *p >= 0x7f) {
-            ngx_http_malloc_mbuf_printf(out, "\\u%04x", *p);
-
-        } else {
-            ngx_http_malloc_mbuf_append(out, p, 1);
+        if (len > sizeof(b->buf)) {
+            ngx_http_malloc_mbuf_append(b->out, s, len);
+            return;
         }
     }
 
-    ngx_http_malloc_mbuf_append(out, "\"", 1);
+    memcpy(b->buf + b->n, s, len);
+    b->n += len;
+}
+
+
+/* v as printf's "%lld" would write it, after a comma if "comma" */
+
+static void
+ngx_http_malloc_fbatch_int(ngx_http_malloc_fbatch_t *b, int64_t v,
+    int comma)
+{
+    char      digits[20], *d, *p;
+    uint64_t  u;
+
+    /* a comma, a sign and 20 digits */
+
+    if (sizeof(b->buf) - b->n < 22) {
+        ngx_http_malloc_fbatch_flush(b);
+    }
+
+    p = b->buf + b->n;
+
+    if (comma) {
+        *p++ = ',';
+    }
+
+    u = (uint64_t) v;
+
+    if (v < 0) {
+        *p++ = '-';
+        u = 0 - u;
+    }
+
+    d = digits + sizeof(digits);
+
+    do {
+        *--d = (char) ('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+
+    memcpy(p, d, digits + sizeof(digits) - d);
+    p += digits + sizeof(digits) - d;
+
+    b->n = p - b->buf;
+}
+
+
+/*
+ * x as printf's "%.0f" writes it, once made finite: rint() rounds as
+ * printf does (to nearest, a half to even; past 2^53 a double is whole
+ * already), the result fits int64, and a negative that rounds to zero
+ * keeps printf's "-0"
+ */
+
+static void
+ngx_http_malloc_fbatch_round(ngx_http_malloc_fbatch_t *b, double x,
+    int comma)
+{
+    x = rint(ngx_http_malloc_folded_finite(x));
+
+    if (x == 0 && signbit(x)) {
+        ngx_http_malloc_fbatch_text(b, comma ? ",-0" : "-0", comma ? 3 : 2);
+        return;
+    }
+
+    ngx_http_malloc_fbatch_int(b, (int64_t) x, comma);
 }
 
 
