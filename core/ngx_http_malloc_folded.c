@@ -65,6 +65,14 @@ typedef struct {
 } ngx_http_malloc_naming_t;
 
 
+/* stacks that agree on their first "depth" names, waiting to be sorted */
+typedef struct {
+    size_t                      lo;
+    size_t                      n;
+    uint32_t                    depth;
+} ngx_http_malloc_fpart_t;
+
+
 /*
  * The JSON as it is written: a few hundred thousand numbers, each
  * formatted here by hand and appended in batches, where a snprintf and
@@ -97,7 +105,16 @@ static int32_t ngx_http_malloc_named_file(ngx_http_malloc_named_t *np,
     const char *path, size_t len, int binary);
 static uint32_t *ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
     uint32_t *nnodes, uint32_t **leaves);
-static int ngx_http_malloc_named_order(const void *one, const void *two);
+static int ngx_http_malloc_named_sort(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_nstack_t **a, size_t n);
+static void ngx_http_malloc_named_insert(const ngx_http_malloc_nstack_t **a,
+    size_t n, uint32_t depth);
+static uint32_t ngx_http_malloc_named_key(const ngx_http_malloc_nstack_t *s,
+    uint32_t depth);
+static size_t ngx_http_malloc_named_part(ngx_http_malloc_fpart_t *part,
+    size_t top, size_t lo, size_t n, uint32_t depth);
+static int ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
+    const ngx_http_malloc_nstack_t *b, uint32_t depth);
 static void ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
@@ -1000,7 +1017,9 @@ ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
         sorted[i] = &np->stacks[i];
     }
 
-    qsort(sorted, np->nstacks, sizeof(void *), ngx_http_malloc_named_order);
+    if (ngx_http_malloc_named_sort(np->arena, sorted, np->nstacks) != 0) {
+        return NULL;
+    }
 
     /* path[k]: the node of the previous stack's frame k */
 
@@ -1035,18 +1054,154 @@ ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
 }
 
 
-/* names from the root, then the shorter first: qsort's order */
+/*
+ * The stacks in the tree's order (names from the root, the shorter
+ * first), by Bentley and Sedgewick's multikey quicksort: a partition
+ * reads one frame of each stack, and the stacks that agree on it go on
+ * to the next frame.  Stacks share long starts (the event loop, the
+ * phases, the handler): comparing whole stacks read those again at each
+ * of the n log n comparisons, half the time of the JSON at 50k stacks.
+ * Parts wait on a list in the arena, not on the C stack: they are
+ * disjoint and of two stacks or more, so n / 2 + 1 entries hold them.
+ * -1: out of memory.
+ */
 
 static int
-ngx_http_malloc_named_order(const void *one, const void *two)
+ngx_http_malloc_named_sort(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_nstack_t **a, size_t n)
 {
-    uint32_t                         k;
-    const ngx_http_malloc_nstack_t  *a, *b;
+    size_t                           lo, lt, gt, i, k, top;
+    uint32_t                         depth, pivot, key, x, y, z;
+    ngx_http_malloc_fpart_t         *part;
+    const ngx_http_malloc_nstack_t  *t, **p;
 
-    a = *(const ngx_http_malloc_nstack_t **) one;
-    b = *(const ngx_http_malloc_nstack_t **) two;
+    part = ngx_http_malloc_arena_alloc(arena,
+                               (n / 2 + 1) * sizeof(ngx_http_malloc_fpart_t));
+    if (part == NULL) {
+        return -1;
+    }
 
-    for (k = 0; k < a->n && k < b->n; k++) {
+    top = ngx_http_malloc_named_part(part, 0, 0, n, 0);
+
+    while (top > 0) {
+        top--;
+        lo = part[top].lo;
+        k = part[top].n;
+        depth = part[top].depth;
+        p = a + lo;
+
+        if (k < 12) {
+            ngx_http_malloc_named_insert(p, k, depth);
+            continue;
+        }
+
+        /* the median of the first, middle and last keys */
+
+        x = ngx_http_malloc_named_key(p[0], depth);
+        y = ngx_http_malloc_named_key(p[k / 2], depth);
+        z = ngx_http_malloc_named_key(p[k - 1], depth);
+
+        pivot = (x < y) ? ((y < z) ? y : (x < z) ? z : x)
+                        : ((x < z) ? x : (y < z) ? z : y);
+
+        /* [0, lt) less, [lt, i) equal, [gt, k) greater */
+
+        lt = 0;
+        gt = k;
+        i = 0;
+
+        while (i < gt) {
+            key = ngx_http_malloc_named_key(p[i], depth);
+            t = p[i];
+
+            if (key < pivot) {
+                p[i++] = p[lt];
+                p[lt++] = t;
+
+            } else if (key > pivot) {
+                p[i] = p[--gt];
+                p[gt] = t;
+
+            } else {
+                i++;
+            }
+        }
+
+        top = ngx_http_malloc_named_part(part, top, lo, lt, depth);
+        top = ngx_http_malloc_named_part(part, top, lo + gt, k - gt, depth);
+
+        /* stacks that ended here are one stack: named_stack() merged them */
+
+        if (pivot != 0) {
+            top = ngx_http_malloc_named_part(part, top, lo + lt, gt - lt,
+                                             depth + 1);
+        }
+    }
+
+    return 0;
+}
+
+
+/* a part is queued when it has two stacks to order; the new top */
+
+static size_t
+ngx_http_malloc_named_part(ngx_http_malloc_fpart_t *part, size_t top,
+    size_t lo, size_t n, uint32_t depth)
+{
+    if (n < 2) {
+        return top;
+    }
+
+    part[top].lo = lo;
+    part[top].n = n;
+    part[top].depth = depth;
+
+    return top + 1;
+}
+
+
+/* a stack's key at a depth: its name + 1 there, 0 once it has ended */
+
+static uint32_t
+ngx_http_malloc_named_key(const ngx_http_malloc_nstack_t *s, uint32_t depth)
+{
+    return (depth < s->n) ? s->ids[depth] : 0;
+}
+
+
+/* a few stacks that agree up to "depth", sorted by insertion */
+
+static void
+ngx_http_malloc_named_insert(const ngx_http_malloc_nstack_t **a, size_t n,
+    uint32_t depth)
+{
+    size_t                           i, j;
+    const ngx_http_malloc_nstack_t  *s;
+
+    for (i = 1; i < n; i++) {
+        s = a[i];
+
+        for (j = i; j > 0 && ngx_http_malloc_named_order(s, a[j - 1], depth)
+                             < 0;
+             j--)
+        {
+            a[j] = a[j - 1];
+        }
+
+        a[j] = s;
+    }
+}
+
+
+/* names from "depth" on, then the shorter first: the tree's order */
+
+static int
+ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
+    const ngx_http_malloc_nstack_t *b, uint32_t depth)
+{
+    uint32_t  k;
+
+    for (k = depth; k < a->n && k < b->n; k++) {
         if (a->ids[k] != b->ids[k]) {
             return (a->ids[k] < b->ids[k]) ? -1 : 1;
         }
