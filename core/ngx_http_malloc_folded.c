@@ -119,6 +119,8 @@ static int ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
     const ngx_http_malloc_nstack_t *b, uint32_t depth);
 static void ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
+static int ngx_http_malloc_named_room(ngx_http_malloc_named_t *np,
+    size_t more);
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
@@ -546,11 +548,10 @@ static ngx_http_malloc_nstack_t *
 ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
     uint32_t n)
 {
-    size_t                     cap;
     uint32_t                   none;
     uint64_t                   h;
     ngx_http_malloc_fslot_t   *slot;
-    ngx_http_malloc_nstack_t  *s, *stacks;
+    ngx_http_malloc_nstack_t  *s;
 
     /* a stack must end in a node: one with no frames gets a name */
 
@@ -581,21 +582,12 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
         }
     }
 
-    if (np->nstacks == np->stacks_cap) {
-        cap = np->stacks_cap ? np->stacks_cap * 2 : 1024;
-        stacks = ngx_http_malloc_arena_alloc(np->arena,
-                                 cap * sizeof(ngx_http_malloc_nstack_t));
-        if (stacks == NULL) {
-            return NULL;
-        }
-
-        if (np->nstacks != 0) {
-            memcpy(stacks, np->stacks,
-                   np->nstacks * sizeof(ngx_http_malloc_nstack_t));
-        }
-
-        np->stacks = stacks;
-        np->stacks_cap = cap;
+    if (np->nstacks == np->stacks_cap
+        && ngx_http_malloc_named_room(np, np->stacks_cap ? np->stacks_cap
+                                                         : 1024)
+           != 0)
+    {
+        return NULL;
     }
 
     s = &np->stacks[np->nstacks];
@@ -618,6 +610,40 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
     np->bystack.n++;
 
     return s;
+}
+
+
+/*
+ * Room for "more" stacks beyond those named; -1: out of memory.  The
+ * first heap says how many stacks it brings: one array of that size,
+ * where growing it by doubling touched about twice its pages (each a
+ * page fault) and copied it on the way.
+ */
+
+static int
+ngx_http_malloc_named_room(ngx_http_malloc_named_t *np, size_t more)
+{
+    ngx_http_malloc_nstack_t  *stacks;
+
+    if (np->stacks_cap - np->nstacks >= more) {
+        return 0;
+    }
+
+    stacks = ngx_http_malloc_arena_alloc(np->arena, (np->nstacks + more)
+                                         * sizeof(ngx_http_malloc_nstack_t));
+    if (stacks == NULL) {
+        return -1;
+    }
+
+    if (np->nstacks != 0) {
+        memcpy(stacks, np->stacks,
+               np->nstacks * sizeof(ngx_http_malloc_nstack_t));
+    }
+
+    np->stacks = stacks;
+    np->stacks_cap = np->nstacks + more;
+
+    return 0;
 }
 
 
@@ -699,6 +725,14 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
 
     for (i = 0; i < nmaps; i++) {
         nm.files[i] = -2;
+    }
+
+    /* a base's stacks are mostly the heap's: it grows as it needs */
+
+    if (np->nstacks == 0
+        && ngx_http_malloc_named_room(np, heap->nstacks) != 0)
+    {
+        goto nomem;
     }
 
     for (i = 0; i < heap->nstacks; i++) {
