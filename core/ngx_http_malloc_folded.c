@@ -17,6 +17,7 @@
  */
 
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,26 @@ typedef struct {
 } ngx_http_malloc_naming_t;
 
 
+/* stacks that agree on their first "depth" names, waiting to be sorted */
+typedef struct {
+    size_t                      lo;
+    size_t                      n;
+    uint32_t                    depth;
+} ngx_http_malloc_fpart_t;
+
+
+/*
+ * The JSON as it is written: a few hundred thousand numbers, each
+ * formatted here by hand and appended in batches, where a snprintf and
+ * an append apiece took most of the time the page waited for.
+ */
+typedef struct {
+    ngx_http_malloc_mbuf_t     *out;
+    size_t                      n;
+    char                        buf[8192];
+} ngx_http_malloc_fbatch_t;
+
+
 static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
 static uint32_t ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t,
@@ -75,6 +96,8 @@ static int ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
 static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
     ngx_http_malloc_ftable_t *t, uint64_t key);
 static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
+static uint64_t ngx_http_malloc_folded_hash_ids(const uint32_t *ids,
+    uint32_t n);
 static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
     const char *s, size_t len, int32_t file);
 static int ngx_http_malloc_named_grow(ngx_http_malloc_named_t *np);
@@ -84,9 +107,20 @@ static int32_t ngx_http_malloc_named_file(ngx_http_malloc_named_t *np,
     const char *path, size_t len, int binary);
 static uint32_t *ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
     uint32_t *nnodes, uint32_t **leaves);
-static int ngx_http_malloc_named_order(const void *one, const void *two);
-static void ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+static int ngx_http_malloc_named_sort(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_nstack_t **a, size_t n);
+static void ngx_http_malloc_named_insert(const ngx_http_malloc_nstack_t **a,
+    size_t n, uint32_t depth);
+static uint32_t ngx_http_malloc_named_key(const ngx_http_malloc_nstack_t *s,
+    uint32_t depth);
+static size_t ngx_http_malloc_named_part(ngx_http_malloc_fpart_t *part,
+    size_t top, size_t lo, size_t n, uint32_t depth);
+static int ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
+    const ngx_http_malloc_nstack_t *b, uint32_t depth);
+static void ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
+static int ngx_http_malloc_named_room(ngx_http_malloc_named_t *np,
+    size_t more);
 static ngx_http_malloc_nstack_t *ngx_http_malloc_named_stack(
     ngx_http_malloc_named_t *np, const uint32_t *ids, uint32_t n);
 static void ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s,
@@ -99,7 +133,7 @@ static uint32_t ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
 static int32_t ngx_http_malloc_named_map_file(ngx_http_malloc_named_t *np,
     ngx_http_malloc_naming_t *nm, int i);
 static double ngx_http_malloc_folded_finite(double x);
-static void ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
     const unsigned char *gz, size_t len, ngx_http_malloc_pb_t *raw);
@@ -134,10 +168,17 @@ static void ngx_http_malloc_proto_value(ngx_http_malloc_proto_t *pr,
 static uint32_t *ngx_http_malloc_proto_stack(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, const uint64_t *locs, size_t nlocs,
     size_t *nids);
-static void ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b,
     const char *s);
-static void ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out,
+static void ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b,
     const int64_t *v, size_t n, int first);
+static void ngx_http_malloc_fbatch_text(ngx_http_malloc_fbatch_t *b,
+    const char *s, size_t len);
+static void ngx_http_malloc_fbatch_flush(ngx_http_malloc_fbatch_t *b);
+static void ngx_http_malloc_fbatch_int(ngx_http_malloc_fbatch_t *b,
+    int64_t v, int comma);
+static void ngx_http_malloc_fbatch_round(ngx_http_malloc_fbatch_t *b,
+    double x, int comma);
 
 
 void
@@ -161,6 +202,27 @@ ngx_http_malloc_folded_hash(const void *p, size_t len)
 
     for (s = p; len > 0; s++, len--) {
         h = (h ^ *s) * 1099511628211ULL;
+    }
+
+    return h;
+}
+
+
+/*
+ * FNV-1a a name at a time: a stack is some dozens of them, and a byte at
+ * a time was a quarter of the time spent naming 50k stacks
+ */
+
+static uint64_t
+ngx_http_malloc_folded_hash_ids(const uint32_t *ids, uint32_t n)
+{
+    uint32_t  i;
+    uint64_t  h;
+
+    h = 14695981039346656037ULL;
+
+    for (i = 0; i < n; i++) {
+        h = (h ^ ids[i]) * 1099511628211ULL;
     }
 
     return h;
@@ -486,11 +548,10 @@ static ngx_http_malloc_nstack_t *
 ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
     uint32_t n)
 {
-    size_t                     cap;
     uint32_t                   none;
     uint64_t                   h;
     ngx_http_malloc_fslot_t   *slot;
-    ngx_http_malloc_nstack_t  *s, *stacks;
+    ngx_http_malloc_nstack_t  *s;
 
     /* a stack must end in a node: one with no frames gets a name */
 
@@ -508,7 +569,7 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
         return NULL;
     }
 
-    h = ngx_http_malloc_folded_hash(ids, n * sizeof(uint32_t));
+    h = ngx_http_malloc_folded_hash_ids(ids, n);
 
     for (slot = ngx_http_malloc_ftable_find(&np->bystack, h);
          slot->value != 0;
@@ -521,21 +582,12 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
         }
     }
 
-    if (np->nstacks == np->stacks_cap) {
-        cap = np->stacks_cap ? np->stacks_cap * 2 : 1024;
-        stacks = ngx_http_malloc_arena_alloc(np->arena,
-                                 cap * sizeof(ngx_http_malloc_nstack_t));
-        if (stacks == NULL) {
-            return NULL;
-        }
-
-        if (np->nstacks != 0) {
-            memcpy(stacks, np->stacks,
-                   np->nstacks * sizeof(ngx_http_malloc_nstack_t));
-        }
-
-        np->stacks = stacks;
-        np->stacks_cap = cap;
+    if (np->nstacks == np->stacks_cap
+        && ngx_http_malloc_named_room(np, np->stacks_cap ? np->stacks_cap
+                                                         : 1024)
+           != 0)
+    {
+        return NULL;
     }
 
     s = &np->stacks[np->nstacks];
@@ -558,6 +610,40 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
     np->bystack.n++;
 
     return s;
+}
+
+
+/*
+ * Room for "more" stacks beyond those named; -1: out of memory.  The
+ * first heap says how many stacks it brings: one array of that size,
+ * where growing it by doubling touched about twice its pages (each a
+ * page fault) and copied it on the way.
+ */
+
+static int
+ngx_http_malloc_named_room(ngx_http_malloc_named_t *np, size_t more)
+{
+    ngx_http_malloc_nstack_t  *stacks;
+
+    if (np->stacks_cap - np->nstacks >= more) {
+        return 0;
+    }
+
+    stacks = ngx_http_malloc_arena_alloc(np->arena, (np->nstacks + more)
+                                         * sizeof(ngx_http_malloc_nstack_t));
+    if (stacks == NULL) {
+        return -1;
+    }
+
+    if (np->nstacks != 0) {
+        memcpy(stacks, np->stacks,
+               np->nstacks * sizeof(ngx_http_malloc_nstack_t));
+    }
+
+    np->stacks = stacks;
+    np->stacks_cap = np->nstacks + more;
+
+    return 0;
 }
 
 
@@ -641,6 +727,14 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
         nm.files[i] = -2;
     }
 
+    /* a base's stacks are mostly the heap's: it grows as it needs */
+
+    if (np->nstacks == 0
+        && ngx_http_malloc_named_room(np, heap->nstacks) != 0)
+    {
+        goto nomem;
+    }
+
     for (i = 0; i < heap->nstacks; i++) {
         st = &heap->stacks[i];
 
@@ -710,20 +804,18 @@ static uint32_t
 ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
     ngx_http_malloc_naming_t *nm, uint64_t addr)
 {
-    int                       map;
-    int32_t                   file;
-    const char               *s;
-    ngx_http_malloc_fslot_t  *slot;
-    char                      hex[32];
+    int          map;
+    int32_t      file;
+    uint32_t     name;
+    const char  *s;
+    char         hex[32];
 
-    if (ngx_http_malloc_ftable_grow(np->arena, &nm->addrs) != 0) {
-        return 0;
-    }
+    /* most frames are seen before: the table grows only for new ones */
 
-    slot = ngx_http_malloc_ftable_find(&nm->addrs, addr);
+    name = ngx_http_malloc_ftable_get(&nm->addrs, addr);
 
-    if (slot->value != 0) {
-        return slot->value;
+    if (name != 0) {
+        return name;
     }
 
     map = -1;
@@ -743,15 +835,15 @@ ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
         }
     }
 
-    slot->value = ngx_http_malloc_named_name(np, s, strlen(s), file);
-    if (slot->value == 0) {
+    name = ngx_http_malloc_named_name(np, s, strlen(s), file);
+
+    if (name == 0
+        || ngx_http_malloc_ftable_set(np->arena, &nm->addrs, addr, name) != 0)
+    {
         return 0;
     }
 
-    slot->key = addr;
-    nm->addrs.n++;
-
-    return slot->value;
+    return name;
 }
 
 
@@ -788,8 +880,9 @@ int
 ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
     ngx_http_malloc_mbuf_t *out, char *err)
 {
-    size_t     i, nv;
-    uint32_t  *tree, *leaves, nnodes;
+    size_t                     i, nv;
+    uint32_t                  *tree, *leaves, nnodes;
+    ngx_http_malloc_fbatch_t   b;
 
     nv = np->alloc ? 4 : 2;
 
@@ -816,50 +909,52 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
                                 np->alloc ? ",\"alloc_space\","
                                             "\"alloc_objects\"" : "");
 
-    ngx_http_malloc_named_lists(out, np);
+    b.out = out;
+    b.n = 0;
 
-    ngx_http_malloc_mbuf_append(out, "],\"nodes\":[", 11);
+    ngx_http_malloc_named_lists(&b, np);
+
+    ngx_http_malloc_fbatch_text(&b, "],\"nodes\":[", 11);
 
     for (i = 0; i < nnodes; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%u,%u" : "%u,%u",
-                                    (unsigned) tree[2 * i],
-                                    (unsigned) tree[2 * i + 1]);
+        ngx_http_malloc_fbatch_int(&b, tree[2 * i], i != 0);
+        ngx_http_malloc_fbatch_int(&b, tree[2 * i + 1], 1);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"stacks\":[", 12);
+    ngx_http_malloc_fbatch_text(&b, "],\"stacks\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%u" : "%u",
-                                    (unsigned) leaves[i]);
+        ngx_http_malloc_fbatch_int(&b, leaves[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"values\":[", 12);
+    ngx_http_malloc_fbatch_text(&b, "],\"values\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_folded_row(out, np->stacks[i].v, nv, i == 0);
+        ngx_http_malloc_folded_row(&b, np->stacks[i].v, nv, i == 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"samples\":[", 13);
+    ngx_http_malloc_fbatch_text(&b, "],\"samples\":[", 13);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(
-                        np->stacks[i].side[0].samples));
+        ngx_http_malloc_fbatch_round(&b, np->stacks[i].side[0].samples,
+                                     i != 0);
     }
 
     if (np->has_base) {
-        ngx_http_malloc_mbuf_append(out, "],\"base_values\":[", 17);
+        ngx_http_malloc_fbatch_text(&b, "],\"base_values\":[", 17);
 
         for (i = 0; i < np->nstacks; i++) {
-            ngx_http_malloc_folded_row(out, np->stacks[i].base, nv, i == 0);
+            ngx_http_malloc_folded_row(&b, np->stacks[i].base, nv, i == 0);
         }
 
-        ngx_http_malloc_named_noise(out, np);
-        ngx_http_malloc_mbuf_append(out, "}\n", 2);
+        ngx_http_malloc_named_noise(&b, np);
+        ngx_http_malloc_fbatch_text(&b, "}\n", 2);
 
     } else {
-        ngx_http_malloc_mbuf_append(out, "]}\n", 3);
+        ngx_http_malloc_fbatch_text(&b, "]}\n", 3);
     }
+
+    ngx_http_malloc_fbatch_flush(&b);
 
     if (out->failed) {
         snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
@@ -877,52 +972,55 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
  */
 
 static void
-ngx_http_malloc_named_lists(ngx_http_malloc_mbuf_t *out,
+ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np)
 {
     size_t        i;
+    const char   *kind;
     static char  *kinds[] = { "library", "binary", "module" };
 
-    ngx_http_malloc_mbuf_append(out, "\"names\":[", 9);
+    ngx_http_malloc_fbatch_text(b, "\"names\":[", 9);
 
     for (i = 0; i < np->nnames; i++) {
         if (i != 0) {
-            ngx_http_malloc_mbuf_append(out, ",", 1);
+            ngx_http_malloc_fbatch_text(b, ",", 1);
         }
 
-        ngx_http_malloc_folded_string(out, np->names[i]);
+        ngx_http_malloc_folded_string(b, np->names[i]);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"raw\":[", 9);
+    ngx_http_malloc_fbatch_text(b, "],\"raw\":[", 9);
 
     for (i = 0; i < np->nnames; i++) {
         if (i != 0) {
-            ngx_http_malloc_mbuf_append(out, ",", 1);
+            ngx_http_malloc_fbatch_text(b, ",", 1);
         }
 
         if (np->raws[i] == NULL) {
-            ngx_http_malloc_mbuf_append(out, "null", 4);
+            ngx_http_malloc_fbatch_text(b, "null", 4);
 
         } else {
-            ngx_http_malloc_folded_string(out, np->raws[i]);
+            ngx_http_malloc_folded_string(b, np->raws[i]);
         }
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"files\":[", 11);
+    ngx_http_malloc_fbatch_text(b, "],\"files\":[", 11);
 
     for (i = 0; i < np->nfiles; i++) {
-        ngx_http_malloc_mbuf_append(out, i ? ",{\"path\":" : "{\"path\":",
+        ngx_http_malloc_fbatch_text(b, i ? ",{\"path\":" : "{\"path\":",
                                     i ? 9 : 8);
-        ngx_http_malloc_folded_string(out, np->files[i].path);
-        ngx_http_malloc_mbuf_printf(out, ",\"kind\":\"%s\"}",
-                                    kinds[np->files[i].kind]);
+        ngx_http_malloc_folded_string(b, np->files[i].path);
+
+        kind = kinds[np->files[i].kind];
+        ngx_http_malloc_fbatch_text(b, ",\"kind\":\"", 9);
+        ngx_http_malloc_fbatch_text(b, kind, strlen(kind));
+        ngx_http_malloc_fbatch_text(b, "\"}", 2);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"name_files\":[", 16);
+    ngx_http_malloc_fbatch_text(b, "],\"name_files\":[", 16);
 
     for (i = 0; i < np->nnames; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d",
-                                    (int) np->name_files[i]);
+        ngx_http_malloc_fbatch_int(b, np->name_files[i], i != 0);
     }
 }
 
@@ -974,7 +1072,9 @@ ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
         sorted[i] = &np->stacks[i];
     }
 
-    qsort(sorted, np->nstacks, sizeof(void *), ngx_http_malloc_named_order);
+    if (ngx_http_malloc_named_sort(np->arena, sorted, np->nstacks) != 0) {
+        return NULL;
+    }
 
     /* path[k]: the node of the previous stack's frame k */
 
@@ -1009,18 +1109,154 @@ ngx_http_malloc_named_tree(const ngx_http_malloc_named_t *np,
 }
 
 
-/* names from the root, then the shorter first: qsort's order */
+/*
+ * The stacks in the tree's order (names from the root, the shorter
+ * first), by Bentley and Sedgewick's multikey quicksort: a partition
+ * reads one frame of each stack, and the stacks that agree on it go on
+ * to the next frame.  Stacks share long starts (the event loop, the
+ * phases, the handler): comparing whole stacks read those again at each
+ * of the n log n comparisons, half the time of the JSON at 50k stacks.
+ * Parts wait on a list in the arena, not on the C stack: they are
+ * disjoint and of two stacks or more, so n / 2 + 1 entries hold them.
+ * -1: out of memory.
+ */
 
 static int
-ngx_http_malloc_named_order(const void *one, const void *two)
+ngx_http_malloc_named_sort(ngx_http_malloc_arena_t *arena,
+    const ngx_http_malloc_nstack_t **a, size_t n)
 {
-    uint32_t                         k;
-    const ngx_http_malloc_nstack_t  *a, *b;
+    size_t                           lo, lt, gt, i, k, top;
+    uint32_t                         depth, pivot, key, x, y, z;
+    ngx_http_malloc_fpart_t         *part;
+    const ngx_http_malloc_nstack_t  *t, **p;
 
-    a = *(const ngx_http_malloc_nstack_t **) one;
-    b = *(const ngx_http_malloc_nstack_t **) two;
+    part = ngx_http_malloc_arena_alloc(arena,
+                               (n / 2 + 1) * sizeof(ngx_http_malloc_fpart_t));
+    if (part == NULL) {
+        return -1;
+    }
 
-    for (k = 0; k < a->n && k < b->n; k++) {
+    top = ngx_http_malloc_named_part(part, 0, 0, n, 0);
+
+    while (top > 0) {
+        top--;
+        lo = part[top].lo;
+        k = part[top].n;
+        depth = part[top].depth;
+        p = a + lo;
+
+        if (k < 12) {
+            ngx_http_malloc_named_insert(p, k, depth);
+            continue;
+        }
+
+        /* the median of the first, middle and last keys */
+
+        x = ngx_http_malloc_named_key(p[0], depth);
+        y = ngx_http_malloc_named_key(p[k / 2], depth);
+        z = ngx_http_malloc_named_key(p[k - 1], depth);
+
+        pivot = (x < y) ? ((y < z) ? y : (x < z) ? z : x)
+                        : ((x < z) ? x : (y < z) ? z : y);
+
+        /* [0, lt) less, [lt, i) equal, [gt, k) greater */
+
+        lt = 0;
+        gt = k;
+        i = 0;
+
+        while (i < gt) {
+            key = ngx_http_malloc_named_key(p[i], depth);
+            t = p[i];
+
+            if (key < pivot) {
+                p[i++] = p[lt];
+                p[lt++] = t;
+
+            } else if (key > pivot) {
+                p[i] = p[--gt];
+                p[gt] = t;
+
+            } else {
+                i++;
+            }
+        }
+
+        top = ngx_http_malloc_named_part(part, top, lo, lt, depth);
+        top = ngx_http_malloc_named_part(part, top, lo + gt, k - gt, depth);
+
+        /* stacks that ended here are one stack: named_stack() merged them */
+
+        if (pivot != 0) {
+            top = ngx_http_malloc_named_part(part, top, lo + lt, gt - lt,
+                                             depth + 1);
+        }
+    }
+
+    return 0;
+}
+
+
+/* a part is queued when it has two stacks to order; the new top */
+
+static size_t
+ngx_http_malloc_named_part(ngx_http_malloc_fpart_t *part, size_t top,
+    size_t lo, size_t n, uint32_t depth)
+{
+    if (n < 2) {
+        return top;
+    }
+
+    part[top].lo = lo;
+    part[top].n = n;
+    part[top].depth = depth;
+
+    return top + 1;
+}
+
+
+/* a stack's key at a depth: its name + 1 there, 0 once it has ended */
+
+static uint32_t
+ngx_http_malloc_named_key(const ngx_http_malloc_nstack_t *s, uint32_t depth)
+{
+    return (depth < s->n) ? s->ids[depth] : 0;
+}
+
+
+/* a few stacks that agree up to "depth", sorted by insertion */
+
+static void
+ngx_http_malloc_named_insert(const ngx_http_malloc_nstack_t **a, size_t n,
+    uint32_t depth)
+{
+    size_t                           i, j;
+    const ngx_http_malloc_nstack_t  *s;
+
+    for (i = 1; i < n; i++) {
+        s = a[i];
+
+        for (j = i; j > 0 && ngx_http_malloc_named_order(s, a[j - 1], depth)
+                             < 0;
+             j--)
+        {
+            a[j] = a[j - 1];
+        }
+
+        a[j] = s;
+    }
+}
+
+
+/* names from "depth" on, then the shorter first: the tree's order */
+
+static int
+ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
+    const ngx_http_malloc_nstack_t *b, uint32_t depth)
+{
+    uint32_t  k;
+
+    for (k = depth; k < a->n && k < b->n; k++) {
         if (a->ids[k] != b->ids[k]) {
             return (a->ids[k] < b->ids[k]) ? -1 : 1;
         }
@@ -1125,7 +1361,7 @@ ngx_http_malloc_named_judge(ngx_http_malloc_named_t *np)
  */
 
 static void
-ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
+ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np)
 {
     size_t                          i;
@@ -1134,28 +1370,30 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
 
     nz = &np->noise;
 
-    ngx_http_malloc_mbuf_append(out, "],\"base_samples\":[", 18);
+    ngx_http_malloc_fbatch_text(b, "],\"base_samples\":[", 18);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(
-                        np->stacks[i].side[1].samples));
+        ngx_http_malloc_fbatch_round(b, np->stacks[i].side[1].samples,
+                                     i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"significant\":[", 17);
+    ngx_http_malloc_fbatch_text(b, "],\"significant\":[", 17);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%d" : "%d", np->judged[i]);
+        ngx_http_malloc_fbatch_int(b, np->judged[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_append(out, "],\"margins\":[", 13);
+    ngx_http_malloc_fbatch_text(b, "],\"margins\":[", 13);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_mbuf_printf(out, i ? ",%.0f" : "%.0f",
-                    ngx_http_malloc_folded_finite(np->margins[i]));
+        ngx_http_malloc_fbatch_round(b, np->margins[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_printf(out, "],\"comparison\":{\"level\":%.2f,"
+    /* once per answer: printf's own formats, and its rounding */
+
+    ngx_http_malloc_fbatch_flush(b);
+
+    ngx_http_malloc_mbuf_printf(b->out, "],\"comparison\":{\"level\":%.2f,"
                                 "\"z\":%.3f,\"compared\":%zu,"
                                 "\"testable\":%zu,\"grew\":%zu,"
                                 "\"shrank\":%zu,\"samples\":%.0f,"
@@ -1176,62 +1414,168 @@ ngx_http_malloc_named_noise(ngx_http_malloc_mbuf_t *out,
                                 ngx_http_malloc_folded_finite(nz->floor));
 
     (void) ngx_http_malloc_noise_detection(line, sizeof(line), nz);
-    ngx_http_malloc_folded_string(out, line);
+    ngx_http_malloc_folded_string(b, line);
 
     if (np->exact_of != NULL) {
-        ngx_http_malloc_mbuf_append(out, ",\"exact\":{\"of\":", 15);
-        ngx_http_malloc_folded_string(out, np->exact_of);
-        ngx_http_malloc_mbuf_printf(out, ",\"change\":%lld}",
-                                    (long long) np->exact_change);
+        ngx_http_malloc_fbatch_text(b, ",\"exact\":{\"of\":", 15);
+        ngx_http_malloc_folded_string(b, np->exact_of);
+        ngx_http_malloc_fbatch_text(b, ",\"change\":", 10);
+        ngx_http_malloc_fbatch_int(b, np->exact_change, 0);
+        ngx_http_malloc_fbatch_text(b, "}", 1);
     }
 
     if (np->caveat != NULL) {
-        ngx_http_malloc_mbuf_append(out, ",\"caveat\":", 10);
-        ngx_http_malloc_folded_string(out, np->caveat);
+        ngx_http_malloc_fbatch_text(b, ",\"caveat\":", 10);
+        ngx_http_malloc_folded_string(b, np->caveat);
     }
 
-    ngx_http_malloc_mbuf_append(out, "}", 1);
+    ngx_http_malloc_fbatch_text(b, "}", 1);
 }
 
 
 static void
-ngx_http_malloc_folded_row(ngx_http_malloc_mbuf_t *out, const int64_t *v,
+ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b, const int64_t *v,
     size_t n, int first)
 {
-    if (n == 4) {
-        ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld,%lld,%lld]",
-                                    first ? "" : ",", (long long) v[0],
-                                    (long long) v[1], (long long) v[2],
-                                    (long long) v[3]);
-        return;
+    size_t  i;
+
+    ngx_http_malloc_fbatch_text(b, first ? "[" : ",[", first ? 1 : 2);
+
+    for (i = 0; i < n; i++) {
+        ngx_http_malloc_fbatch_int(b, v[i], i != 0);
     }
 
-    ngx_http_malloc_mbuf_printf(out, "%s[%lld,%lld]", first ? "" : ",",
-                                (long long) v[0], (long long) v[1]);
+    ngx_http_malloc_fbatch_text(b, "]", 1);
+}
+
+
+/* the runs of bytes that need no escape go in one piece */
+
+static void
+ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b, const char *s)
+{
+    char                  esc[8];
+    const unsigned char  *p, *run;
+    static const char     hex[] = "0123456789abcdef";
+
+    ngx_http_malloc_fbatch_text(b, "\"", 1);
+
+    for (p = (const unsigned char *) s, run = p; *p != '\0'; p++) {
+
+        if (*p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x7f) {
+            continue;
+        }
+
+        ngx_http_malloc_fbatch_text(b, (const char *) run, p - run);
+        run = p + 1;
+
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char) *p;
+            ngx_http_malloc_fbatch_text(b, esc, 2);
+            continue;
+        }
+
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[*p >> 4];
+        esc[5] = hex[*p & 0xf];
+        ngx_http_malloc_fbatch_text(b, esc, 6);
+    }
+
+    ngx_http_malloc_fbatch_text(b, (const char *) run, p - run);
+    ngx_http_malloc_fbatch_text(b, "\"", 1);
 }
 
 
 static void
-ngx_http_malloc_folded_string(ngx_http_malloc_mbuf_t *out, const char *s)
+ngx_http_malloc_fbatch_flush(ngx_http_malloc_fbatch_t *b)
 {
-    const unsigned char  *p;
+    ngx_http_malloc_mbuf_append(b->out, b->buf, b->n);
+    b->n = 0;
+}
 
-    ngx_http_malloc_mbuf_append(out, "\"", 1);
 
-    for (p = (const unsigned char *) s; *p != '\0'; p++) {
+/* a piece longer than the batch goes straight after what is batched */
 
-        if (*p == '"' || *p == '\\') {
-            ngx_http_malloc_mbuf_printf(out, "\\%c", *p);
+static void
+ngx_http_malloc_fbatch_text(ngx_http_malloc_fbatch_t *b, const char *s,
+    size_t len)
+{
+    if (len > sizeof(b->buf) - b->n) {
+        ngx_http_malloc_fbatch_flush(b);
 
-        } else if (*p < 0x20 || *p >= 0x7f) {
-            ngx_http_malloc_mbuf_printf(out, "\\u%04x", *p);
-
-        } else {
-            ngx_http_malloc_mbuf_append(out, p, 1);
+        if (len > sizeof(b->buf)) {
+            ngx_http_malloc_mbuf_append(b->out, s, len);
+            return;
         }
     }
 
-    ngx_http_malloc_mbuf_append(out, "\"", 1);
+    memcpy(b->buf + b->n, s, len);
+    b->n += len;
+}
+
+
+/* v as printf's "%lld" would write it, after a comma if "comma" */
+
+static void
+ngx_http_malloc_fbatch_int(ngx_http_malloc_fbatch_t *b, int64_t v,
+    int comma)
+{
+    char      digits[20], *d, *p;
+    uint64_t  u;
+
+    /* a comma, a sign and 20 digits */
+
+    if (sizeof(b->buf) - b->n < 22) {
+        ngx_http_malloc_fbatch_flush(b);
+    }
+
+    p = b->buf + b->n;
+
+    if (comma) {
+        *p++ = ',';
+    }
+
+    u = (uint64_t) v;
+
+    if (v < 0) {
+        *p++ = '-';
+        u = 0 - u;
+    }
+
+    d = digits + sizeof(digits);
+
+    do {
+        *--d = (char) ('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+
+    memcpy(p, d, digits + sizeof(digits) - d);
+    p += digits + sizeof(digits) - d;
+
+    b->n = p - b->buf;
+}
+
+
+/*
+ * x as printf's "%.0f" writes it, once made finite: rint() rounds as
+ * printf does (to nearest, a half to even; past 2^53 a double is whole
+ * already), the result fits int64, and a negative that rounds to zero
+ * keeps printf's "-0"
+ */
+
+static void
+ngx_http_malloc_fbatch_round(ngx_http_malloc_fbatch_t *b, double x,
+    int comma)
+{
+    x = rint(ngx_http_malloc_folded_finite(x));
+
+    if (x == 0 && signbit(x)) {
+        ngx_http_malloc_fbatch_text(b, comma ? ",-0" : "-0", comma ? 3 : 2);
+        return;
+    }
+
+    ngx_http_malloc_fbatch_int(b, (int64_t) x, comma);
 }
 
 

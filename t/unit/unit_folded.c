@@ -62,6 +62,10 @@ static void unfold(json_t *j);
 static const char *resolve_mapped(void *data, uint64_t addr, int *map);
 static size_t rename_z(const char *sym, char *buf, size_t size);
 static void test_tree(void);
+static void test_order(void);
+static int preorder(json_t *nodes);
+static int compare_roots(const void *one, const void *two);
+static const char *resolve_letters(void *data, uint64_t addr, int *map);
 static void test_rename(void);
 static void test_files(void);
 static const char *resolve_names(void *data, uint64_t addr, int *map);
@@ -807,6 +811,155 @@ test_tree(void)
 }
 
 
+static const char *
+resolve_letters(void *data, uint64_t addr, int *map)
+{
+    static char  name[8];
+
+    (void) data;
+
+    *map = -1;
+
+    snprintf(name, sizeof(name), "f%c", (char) ('a' + addr % 16));
+
+    return name;
+}
+
+
+/*
+ * The nodes as the sorted stacks make them: depth first (a node comes
+ * right after its parent or after a node below its parent) and the
+ * children of a node by name index.  1 when they are.
+ */
+
+static int
+preorder(json_t *nodes)
+{
+    size_t   n, i, k;
+    long    *name, *parent, *last, up;
+
+    n = json_array_size(nodes) / 2;
+    name = calloc(n + 1, sizeof(long));
+    parent = calloc(n + 1, sizeof(long));
+    last = calloc(n + 1, sizeof(long));  /* a parent's last child, + 1 */
+
+    for (i = 0; i < n; i++) {
+        name[i] = (long) json_integer_value(json_array_get(nodes, 2 * i));
+        k = (size_t) json_integer_value(json_array_get(nodes, 2 * i + 1));
+        parent[i] = (k == 0) ? -1 : (long) (i - k);
+    }
+
+    for (i = 0; i < n; i++) {
+
+        /* the node before: the parent, or below it */
+
+        for (up = (long) i - 1; up != -1 && up != parent[i]; up = parent[up]) {
+            /* void */
+        }
+
+        if (i > 0 && up != parent[i]) {
+            break;
+        }
+
+        /* the parent's last child so far: the root's is last[n] */
+
+        k = (parent[i] == -1) ? n : (size_t) parent[i];
+
+        if (last[k] != 0 && name[last[k] - 1] >= name[i]) {
+            break;
+        }
+
+        last[k] = (long) i + 1;
+    }
+
+    free(name);
+    free(parent);
+    free(last);
+
+    return (i == n);
+}
+
+
+static void
+test_order(void)
+{
+    char      *text, (*roots)[32];
+    size_t     len, i, k, depth, cap, nodes;
+    json_t    *j, *stacks;
+    uint64_t   seed;
+
+    /*
+     * 3,000 stacks over 5 names, 1 to 24 frames deep: many share their
+     * start, some are the start of others, enough for the sort to
+     * partition and not only to insert
+     */
+
+    cap = 3000 * 24 * 8 + 64;
+    text = malloc(cap);
+    roots = calloc(3000, sizeof(*roots));
+    len = (size_t) snprintf(text, cap, "heap_v2/1\n  t*: 0: 0 [0: 0]\n");
+    seed = 31;
+
+    for (i = 0; i < 3000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        depth = 1 + (seed >> 33) % 24;
+
+        text[len++] = '@';
+
+        for (k = 0; k < depth; k++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            len += (size_t) snprintf(text + len, cap - len, " 0x%x",
+                                     (unsigned) (0x10 + (seed >> 33) % 5));
+
+            /* the names from the root: the dump lists the leaf first */
+            roots[i][depth - 1 - k] = (char) ('a' + (seed >> 33) % 5);
+        }
+
+        len += (size_t) snprintf(text + len, cap - len,
+                                 "\n  t*: 1: 64 [0: 0]\n");
+    }
+
+    /* a node per distinct start of a stack, counted on the sorted stacks */
+
+    qsort(roots, 3000, sizeof(*roots), compare_roots);
+
+    nodes = 0;
+
+    for (i = 0; i < 3000; i++) {
+        for (k = 0; i > 0 && roots[i][k] != '\0'
+                    && roots[i][k] == roots[i - 1][k]; k++)
+        {
+            /* void */
+        }
+
+        nodes += strlen(roots[i]) - k;
+    }
+
+    j = encode(text, len, resolve_letters, 0);
+    stacks = json_object_get(j, "stacks");
+
+    ok(json_is_true(json_object_get(j, "tree_ok")),
+       "order: parents first, siblings distinct, a node per stack");
+    ok(preorder(json_object_get(j, "nodes")),
+       "order: depth first, siblings by name");
+    is_int(json_array_size(json_object_get(j, "nodes")) / 2, nodes,
+           "order: a node per distinct start of a stack");
+    ok(json_array_size(stacks) > 2000 && json_array_size(stacks) <= 3000,
+       "order: the stacks merged by name only");
+
+    json_decref(j);
+    free(roots);
+    free(text);
+}
+
+
+static int
+compare_roots(const void *one, const void *two)
+{
+    return strcmp(one, two);
+}
+
+
 static void
 test_rename(void)
 {
@@ -925,6 +1078,7 @@ main(void)
     test_judge();
     test_bad_pprof();
     test_tree();
+    test_order();
     test_rename();
     test_files();
 
