@@ -21,8 +21,8 @@ CORE      := $(sort $(wildcard core/*.c) core/ngx_http_malloc_assets.c)
 # libiberty.a (libiberty-dev): symbol.c's demanglers, linked in statically
 CORE_LIBS := -ljansson -lz -lm -liberty
 UNIT      := $(addprefix $(BUILD)/unit_, path json heap pprof symbol origin \
-	             folded pipeline rss demangle otlp ring tally)
-FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol folded \
+	             named pipeline rss demangle otlp ring tally)
+FUZZ      := $(addprefix $(BUILD)/fuzz_, path body heap pprof symbol named \
 	             origin rss demangle ring tally)
 FUZZ_TIME ?= 60
 CC        ?= cc

@@ -19,7 +19,7 @@
  * string field: receivers that parse with libprotobuf or Go refuse the
  * whole request otherwise.
  *
- * Owns: nothing past a call.  Calls: arena, folded's types, protobuf
+ * Owns: nothing past a call.  Calls: arena, named's types, protobuf
  * (pure C).
  */
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "ngx_http_malloc_arena.h"
-#include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_named.h"
 
 
 #define NGX_HTTP_MALLOC_OTLP_ERR_LEN  256

@@ -13,7 +13,7 @@
  * cache, under the cache's mutex.  Pure C: no nginx types.
  *
  * Owns: the symbol cache of this process.  Calls: arena, heap, noise,
- * symbol, pprof, folded, otlp.
+ * symbol, pprof, named, otlp.
  */
 
 
@@ -31,7 +31,7 @@
 #include "ngx_http_malloc_pipeline.h"
 #include "ngx_http_malloc_symbol.h"
 #include "ngx_http_malloc_pprof.h"
-#include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_named.h"
 
 
 /* the longest dump read back, a guard against a runaway file */
@@ -76,7 +76,7 @@ static int ngx_http_malloc_pipe_proto(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
 static int ngx_http_malloc_pipe_otlp(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs, ngx_http_malloc_named_t *np);
-static int ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
+static int ngx_http_malloc_pipe_json(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
 static int ngx_http_malloc_pipe_compare(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs);
@@ -300,7 +300,7 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
 
         /* the viewer's JSON has room for both sides: judged as written */
 
-        if (compare && pl->format != NGX_HTTP_MALLOC_PIPE_FOLDED) {
+        if (compare && pl->format != NGX_HTTP_MALLOC_PIPE_JSON) {
             (void) ngx_http_malloc_pipe_compare(pl, &rs);
         }
 
@@ -315,10 +315,10 @@ ngx_http_malloc_pipe_encode(ngx_http_malloc_pipe_t *pl)
             ngx_http_malloc_heap_write_legacy(&pl->heap, pl->comments,
                                               pl->ncomments, &pl->out);
 
-        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED
+        } else if (pl->format == NGX_HTTP_MALLOC_PIPE_JSON
                    || pl->format == NGX_HTTP_MALLOC_PIPE_OTLP)
         {
-            (void) ngx_http_malloc_pipe_folded(pl, &rs);
+            (void) ngx_http_malloc_pipe_json(pl, &rs);
 
         } else {
             (void) ngx_http_malloc_pipe_proto(pl, &rs);
@@ -360,7 +360,7 @@ ngx_http_malloc_pipe_compare(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_keep_t     keep;
     ngx_http_malloc_named_t    np;
     ngx_http_malloc_nstack_t  *s;
-    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                       err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     ngx_http_malloc_named_init(&np, pl->arena);
     np.rename = (pl->rename != NULL) ? pl->rename
@@ -453,7 +453,7 @@ ngx_http_malloc_pipe_base(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_named_t *np, uint32_t *which)
 {
     ngx_http_malloc_resolver_t  brs;
-    char                        err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                        err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     ngx_http_malloc_pipe_resolver(pl, &pl->base, &brs);
     ngx_http_malloc_pipe_trim(&pl->base, brs.maps, brs.nmaps);
@@ -730,14 +730,14 @@ ngx_http_malloc_pipe_sprintf(ngx_http_malloc_pipe_t *pl, const char *fmt,
 /* the dumps read, or a snapshot; against a snapshot with a base */
 
 static int
-ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
+ngx_http_malloc_pipe_json(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_resolver_t *rs)
 {
     int                          rc;
     char                       **path;
     ngx_http_malloc_mbuf_t       json;
     ngx_http_malloc_named_t      np;
-    char                         err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                         err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     ngx_http_malloc_named_init(&np, pl->arena);
     np.rename = pl->rename;
@@ -762,7 +762,7 @@ ngx_http_malloc_pipe_folded(ngx_http_malloc_pipe_t *pl,
     /* OTLP's heap is what the comparison kept: it has no base left */
 
     if ((pl->seconds || pl->subtract)
-        && pl->format == NGX_HTTP_MALLOC_PIPE_FOLDED
+        && pl->format == NGX_HTTP_MALLOC_PIPE_JSON
         && ngx_http_malloc_pipe_base(pl, &np, NULL) != NGX_HTTP_MALLOC_PIPE_OK)
     {
         return pl->rc;
@@ -894,7 +894,7 @@ ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
     unsigned char              *buf;
     ngx_http_malloc_heap_t      heap;
     ngx_http_malloc_resolver_t  rs;
-    char                        err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                        err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     if (ngx_http_malloc_pipe_load(pl, path, &buf, &len) != 0) {
         return pl->rc;

@@ -45,7 +45,7 @@ typedef enum {
     NGX_HTTP_MALLOC_PIPE_V2 = 0,      /* jemalloc's heap_v2, for jeprof */
     NGX_HTTP_MALLOC_PIPE_LEGACY,      /* gperftools' text, for pprof */
     NGX_HTTP_MALLOC_PIPE_PROTO,       /* symbolized profile.proto */
-    NGX_HTTP_MALLOC_PIPE_FOLDED,      /* the heap viewer's JSON */
+    NGX_HTTP_MALLOC_PIPE_JSON,      /* the heap viewer's JSON */
     NGX_HTTP_MALLOC_PIPE_OTLP         /* a gzipped OTLP request */
 } ngx_http_malloc_pipe_format_e;
 
@@ -57,13 +57,13 @@ typedef struct {
     ngx_http_malloc_mbuf_t      out;        /* the answer */
     unsigned                    format;     /* pipe_format_e */
     unsigned                    seconds;    /* of a growth window, 0: none */
-    char                      **snapshot;   /* FOLDED, OTLP: these files (a
+    char                      **snapshot;   /* JSON, OTLP: these files (a
                                                snapshot's), not the dumps */
-    char                      **against;    /* FOLDED: a snapshot's files
+    char                      **against;    /* JSON: a snapshot's files
                                                to compare with */
     size_t                    (*rename)(const char *sym, char *buf,
                                             size_t size);
-                                            /* FOLDED: the readable form of
+                                            /* JSON: the readable form of
                                                a mangled name, NULL: none */
     const ngx_http_malloc_otlp_t *otlp;     /* OTLP: the resource, the
                                                attributes; np is set here */
@@ -74,12 +74,12 @@ typedef struct {
     size_t                      original_len;
     unsigned                    keep:1;     /* the files read are not
                                                removed (the master's) */
-    unsigned                    gzip:1;     /* FOLDED: the answer gzipped */
+    unsigned                    gzip:1;     /* JSON: the answer gzipped */
     unsigned                    subtract:1; /* heap - base, as a window */
     ngx_http_malloc_noise_t     noise;      /* what heap - base rests on,
                                                once encoded */
     const char                **comments;   /* the same in words, once
-                                               encoded (not FOLDED) */
+                                               encoded (not JSON) */
     size_t                      ncomments;
     const char                 *exact_of;   /* what the comparison
                                                estimates, exactly known:
@@ -108,7 +108,7 @@ int ngx_http_malloc_pipe_read(ngx_http_malloc_pipe_t *pl, char **paths,
 /*
  * heap - base (with "seconds" or "subtract"), trimmed, symbolized,
  * encoded into out.  A comparison is judged once, by named stack
- * (folded.c's named_judge, as pprof/heap.json shows it), and every
+ * (named.c's named_judge, as pprof/heap.json shows it), and every
  * format holds that judgement: the JSON both sides and each stack's
  * verdict, the others the address stacks of the named stacks that grew,
  * with their change, and the comparison in words.

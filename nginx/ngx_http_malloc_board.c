@@ -19,8 +19,9 @@
  * and written between ngx_http_malloc_board_lock() and _unlock()), the
  * eventfds, the once-a-second timer.  Calls:
  * the pure ring (when an entry is spent), the jemalloc wrapper (the first
- * desired state), and up only through the hooks that were registered
- * with ngx_http_malloc_board_hook().
+ * desired state), rss (the master's start made the daemon's), and up
+ * only through the hooks that were registered with
+ * ngx_http_malloc_board_hook().
  */
 
 

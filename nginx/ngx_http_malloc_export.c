@@ -24,10 +24,11 @@
  * it did so in.
  *
  * Owns: this process's queue of requests and its connection, and the
- * zone's part of the counts.  Calls: board (the counts' part), wait (the collection), reply (times in JSON),
- * threads, and the pure core (pipeline, path, symbol, arena, otlp's
- * UTF-8 check).  Reached by module (the directive, init), schedule
- * (snapshots written) and commands (GET /).
+ * zone's part of the counts.  Calls: board (the counts' part), wait (the
+ * collection), reply (times in JSON), threads, and the pure core
+ * (pipeline, path, symbol, arena, otlp's UTF-8 check).  Reached by
+ * module (the directive, init), schedule (snapshots written), commands
+ * (GET /) and stats (the counts).
  */
 
 

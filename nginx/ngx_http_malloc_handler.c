@@ -164,7 +164,7 @@ static ngx_http_malloc_endpoint_t  ngx_http_malloc_endpoints[] = {
       ngx_http_malloc_snapshot_file },
 
     /* the heap viewer's form of a profile */
-    { ngx_string("pprof/heap.json"), NGX_HTTP_MALLOC_EP_PPROF_FOLDED,
+    { ngx_string("pprof/heap.json"), NGX_HTTP_MALLOC_EP_PPROF_JSON,
       NGX_HTTP_GET|NGX_HTTP_HEAD, ngx_string("GET, HEAD"),
       0, NGX_HTTP_GET|NGX_HTTP_HEAD, 0,
       "application/json", NULL,

@@ -182,7 +182,7 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
     /* snapshots are of all workers: nothing to compare one worker with */
 
     if ((snapshot || base)
-        && (job->endpoint != NGX_HTTP_MALLOC_EP_PPROF_FOLDED
+        && (job->endpoint != NGX_HTTP_MALLOC_EP_PPROF_JSON
             || pf->pipe.seconds || job->cmd.target))
     {
         *sent = ngx_http_malloc_error(r, NGX_HTTP_BAD_REQUEST,
@@ -212,12 +212,12 @@ ngx_http_malloc_profile_args(ngx_http_request_t *r,
                       ? NGX_HTTP_MALLOC_PIPE_V2
                       : (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_HEAP)
                       ? NGX_HTTP_MALLOC_PIPE_LEGACY
-                      : (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_FOLDED)
-                      ? NGX_HTTP_MALLOC_PIPE_FOLDED
+                      : (job->endpoint == NGX_HTTP_MALLOC_EP_PPROF_JSON)
+                      ? NGX_HTTP_MALLOC_PIPE_JSON
                       : NGX_HTTP_MALLOC_PIPE_PROTO;
     pf->phase = pf->pipe.seconds ? 0 : 1;
 
-    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_JSON) {
         pf->pipe.gzip = ngx_http_malloc_gzip_accepted(r);
         pf->pipe.rename = ngx_http_malloc_symbols_demangle;
     }
@@ -320,7 +320,7 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
 
     pf->pipe.keep = 1;
 
-    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_JSON) {
         pf->pipe.snapshot = paths;
 
     } else {
@@ -342,7 +342,7 @@ ngx_http_malloc_profile_master(ngx_http_request_t *r,
 
         ngx_http_malloc_profile_exact(pf, &gen, &base);
 
-        if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED) {
+        if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_JSON) {
             pf->pipe.against = paths;
 
         } else {
@@ -1133,7 +1133,7 @@ ngx_http_malloc_profile_finish(ngx_http_request_t *r, void *data)
                    ngx_http_malloc_profile_window, pf);
     }
 
-    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_FOLDED
+    if (pf->pipe.format == NGX_HTTP_MALLOC_PIPE_JSON
         && ngx_http_malloc_gzipped(r, pf->pipe.gzip) != NGX_OK)
     {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;

@@ -648,7 +648,7 @@ test_one_judgement(void)
         abort();
     }
 
-    judged(NGX_HTTP_MALLOC_PIPE_FOLDED, maps, mlen, &json);
+    judged(NGX_HTTP_MALLOC_PIPE_JSON, maps, mlen, &json);
     judged(NGX_HTTP_MALLOC_PIPE_LEGACY, maps, mlen, &legacy);
     judged(NGX_HTTP_MALLOC_PIPE_PROTO, maps, mlen, &proto);
     judged(NGX_HTTP_MALLOC_PIPE_V2, maps, mlen, &v2);

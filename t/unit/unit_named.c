@@ -7,7 +7,7 @@
 
 /*
  * Unit tests for the heap viewer's JSON form of a heap
- * (ngx_http_malloc_folded.c): the output is parsed back with jansson and
+ * (ngx_http_malloc_named.c): the output is parsed back with jansson and
  * compared with the heap it came from.
  */
 
@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "tap.h"
-#include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_named.h"
 
 
 #define STR(s)  (s), sizeof(s) - 1
@@ -405,7 +405,7 @@ test_pprof(void)
     ngx_http_malloc_pprof_t    pp;
     ngx_http_malloc_named_t    a, b;
     ngx_http_malloc_nstack_t  *sa, *sb;
-    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                       err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
     unsigned char              copy[sizeof(DUMP)];
     int                        same;
 
@@ -451,7 +451,7 @@ test_pprof(void)
                             b.names[sb->ids[k] - 1]) == 0);
         }
 
-        for (k = 0; same && k < NGX_HTTP_MALLOC_FOLDED_VALUES; k++) {
+        for (k = 0; same && k < NGX_HTTP_MALLOC_NAMED_VALUES; k++) {
             same &= (sa->v[k] == sb->v[k]);
         }
     }
@@ -513,7 +513,7 @@ test_base(void)
     ngx_http_malloc_arena_t   *arena;
     ngx_http_malloc_mbuf_t     out;
     ngx_http_malloc_named_t    np;
-    char                       err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                       err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
     json_error_t               jerr;
     unsigned char              c1[sizeof(DUMP)], c2[sizeof(DUMP_NO_ACCUM)];
 
@@ -624,7 +624,7 @@ test_judge(void)
     ngx_http_malloc_mbuf_t    out;
     json_t                   *j, *c;
     json_error_t              jerr;
-    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                      err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     arena = ngx_http_malloc_arena_create();
     ngx_http_malloc_heap_init(&now, arena);
@@ -718,7 +718,7 @@ test_bad_pprof(void)
 {
     ngx_http_malloc_arena_t  *arena;
     ngx_http_malloc_named_t   np;
-    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                      err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     arena = ngx_http_malloc_arena_create();
     ngx_http_malloc_named_init(&np, arena);

@@ -16,8 +16,8 @@
  */
 
 
-#ifndef _NGX_HTTP_MALLOC_FOLDED_H_INCLUDED_
-#define _NGX_HTTP_MALLOC_FOLDED_H_INCLUDED_
+#ifndef _NGX_HTTP_MALLOC_NAMED_H_INCLUDED_
+#define _NGX_HTTP_MALLOC_NAMED_H_INCLUDED_
 
 
 #include <stddef.h>
@@ -30,10 +30,10 @@
 #include "ngx_http_malloc_symbol.h"
 
 
-#define NGX_HTTP_MALLOC_FOLDED_ERR_LEN  256
+#define NGX_HTTP_MALLOC_NAMED_ERR_LEN  256
 
 /* inuse_space, inuse_objects, alloc_space, alloc_objects */
-#define NGX_HTTP_MALLOC_FOLDED_VALUES   4
+#define NGX_HTTP_MALLOC_NAMED_VALUES   4
 
 
 /* what a file that frames lie in is to an operator */
@@ -76,8 +76,8 @@ typedef struct {
 typedef struct {
     uint32_t                   *ids;        /* name indexes, root first */
     uint32_t                    n;
-    int64_t                     v[NGX_HTTP_MALLOC_FOLDED_VALUES];
-    int64_t                     base[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    int64_t                     v[NGX_HTTP_MALLOC_NAMED_VALUES];
+    int64_t                     base[NGX_HTTP_MALLOC_NAMED_VALUES];
     ngx_http_malloc_side_t      side[2];    /* the samples of v, base */
 } ngx_http_malloc_nstack_t;
 
@@ -169,4 +169,4 @@ int ngx_http_malloc_named_write(ngx_http_malloc_named_t *np,
     uint64_t seconds, ngx_http_malloc_mbuf_t *out, char *err);
 
 
-#endif /* _NGX_HTTP_MALLOC_FOLDED_H_INCLUDED_ */
+#endif /* _NGX_HTTP_MALLOC_NAMED_H_INCLUDED_ */

@@ -6,11 +6,12 @@
 
 
 /*
- * The heap viewer's form of profiles.  Names are resolved once per
- * distinct address and kept once per distinct name; stacks with the same
- * names are one stack, so the workers' heaps merge and a base lines up
- * with what is compared to it.  A profile of 50k stacks stays a few
- * hundred kilobytes.  Bytes of a name that are not printable ASCII are
+ * Stacks by name: the judgement of a comparison (one for every form of
+ * the answer) and the heap viewer's JSON of them.  Names are resolved
+ * once per distinct address and kept once per distinct name; stacks with
+ * the same names are one stack, so the workers' heaps merge and a base
+ * lines up with what is compared to it.  A profile of 50k stacks stays a
+ * few hundred kilobytes.  Bytes of a name that are not printable ASCII are
  * written as \u00XX: the JSON is valid whatever the symbol tables hold.
  *
  * Owns: the named profile.  Calls: arena, heap, noise (pure C).
@@ -23,7 +24,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_named.h"
 
 
 /* the largest profile.proto read back, once gunzipped */
@@ -89,14 +90,14 @@ static int ngx_http_malloc_ftable_grow(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t);
 static uint32_t ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t,
     uint64_t key);
-static void *ngx_http_malloc_folded_room(ngx_http_malloc_arena_t *arena,
+static void *ngx_http_malloc_named_array_room(ngx_http_malloc_arena_t *arena,
     void *array, size_t n, size_t size);
 static int ngx_http_malloc_ftable_set(ngx_http_malloc_arena_t *arena,
     ngx_http_malloc_ftable_t *t, uint64_t key, uint32_t value);
 static ngx_http_malloc_fslot_t *ngx_http_malloc_ftable_find(
     ngx_http_malloc_ftable_t *t, uint64_t key);
-static uint64_t ngx_http_malloc_folded_hash(const void *p, size_t len);
-static uint64_t ngx_http_malloc_folded_hash_ids(const uint32_t *ids,
+static uint64_t ngx_http_malloc_named_hash(const void *p, size_t len);
+static uint64_t ngx_http_malloc_named_hash_ids(const uint32_t *ids,
     uint32_t n);
 static uint32_t ngx_http_malloc_named_name(ngx_http_malloc_named_t *np,
     const char *s, size_t len, int32_t file);
@@ -132,7 +133,7 @@ static uint32_t ngx_http_malloc_named_address(ngx_http_malloc_named_t *np,
     ngx_http_malloc_naming_t *nm, uint64_t addr);
 static int32_t ngx_http_malloc_named_map_file(ngx_http_malloc_named_t *np,
     ngx_http_malloc_naming_t *nm, int i);
-static double ngx_http_malloc_folded_finite(double x);
+static double ngx_http_malloc_named_finite(double x);
 static void ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
     const ngx_http_malloc_named_t *np);
 static int ngx_http_malloc_gunzip(ngx_http_malloc_arena_t *arena,
@@ -168,9 +169,9 @@ static void ngx_http_malloc_proto_value(ngx_http_malloc_proto_t *pr,
 static uint32_t *ngx_http_malloc_proto_stack(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, const uint64_t *locs, size_t nlocs,
     size_t *nids);
-static void ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b,
+static void ngx_http_malloc_named_string(ngx_http_malloc_fbatch_t *b,
     const char *s);
-static void ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b,
+static void ngx_http_malloc_named_row(ngx_http_malloc_fbatch_t *b,
     const int64_t *v, size_t n, int first);
 static void ngx_http_malloc_fbatch_text(ngx_http_malloc_fbatch_t *b,
     const char *s, size_t len);
@@ -193,7 +194,7 @@ ngx_http_malloc_named_init(ngx_http_malloc_named_t *np,
 /* FNV-1a */
 
 static uint64_t
-ngx_http_malloc_folded_hash(const void *p, size_t len)
+ngx_http_malloc_named_hash(const void *p, size_t len)
 {
     uint64_t              h;
     const unsigned char  *s;
@@ -214,7 +215,7 @@ ngx_http_malloc_folded_hash(const void *p, size_t len)
  */
 
 static uint64_t
-ngx_http_malloc_folded_hash_ids(const uint32_t *ids, uint32_t n)
+ngx_http_malloc_named_hash_ids(const uint32_t *ids, uint32_t n)
 {
     uint32_t  i;
     uint64_t  h;
@@ -331,7 +332,7 @@ ngx_http_malloc_ftable_get(ngx_http_malloc_ftable_t *t, uint64_t key)
  */
 
 static void *
-ngx_http_malloc_folded_room(ngx_http_malloc_arena_t *arena, void *array,
+ngx_http_malloc_named_array_room(ngx_http_malloc_arena_t *arena, void *array,
     size_t n, size_t size)
 {
     void  *p;
@@ -392,7 +393,7 @@ ngx_http_malloc_named_name(ngx_http_malloc_named_t *np, const char *s,
         return 0;
     }
 
-    h = ngx_http_malloc_folded_hash(s, len);
+    h = ngx_http_malloc_named_hash(s, len);
 
     for (slot = ngx_http_malloc_ftable_find(&np->byname, h);
          slot->value != 0;
@@ -492,7 +493,7 @@ ngx_http_malloc_named_file(ngx_http_malloc_named_t *np, const char *path,
         }
     }
 
-    files = ngx_http_malloc_folded_room(np->arena, np->files, np->nfiles,
+    files = ngx_http_malloc_named_array_room(np->arena, np->files, np->nfiles,
                                         sizeof(ngx_http_malloc_nfile_t));
     if (files == NULL) {
         return -1;
@@ -569,7 +570,7 @@ ngx_http_malloc_named_stack(ngx_http_malloc_named_t *np, const uint32_t *ids,
         return NULL;
     }
 
-    h = ngx_http_malloc_folded_hash_ids(ids, n);
+    h = ngx_http_malloc_named_hash_ids(ids, n);
 
     for (slot = ngx_http_malloc_ftable_find(&np->bystack, h);
          slot->value != 0;
@@ -658,7 +659,7 @@ ngx_http_malloc_named_add(ngx_http_malloc_nstack_t *s, const int64_t *v,
 
     to = base ? s->base : s->v;
 
-    for (i = 0; i < NGX_HTTP_MALLOC_FOLDED_VALUES; i++) {
+    for (i = 0; i < NGX_HTTP_MALLOC_NAMED_VALUES; i++) {
         if (v[i] > 0 && to[i] > INT64_MAX - v[i]) {
             to[i] = INT64_MAX;
 
@@ -693,7 +694,7 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
     uint32_t *which, char *err)
 {
     size_t                          i;
-    int64_t                         v[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    int64_t                         v[NGX_HTTP_MALLOC_NAMED_VALUES];
     ngx_http_malloc_naming_t        nm;
     ngx_http_malloc_nstack_t       *ns;
     const ngx_http_malloc_stack_t  *st;
@@ -758,7 +759,7 @@ ngx_http_malloc_named_heap_map(ngx_http_malloc_named_t *np,
 
 nomem:
 
-    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+    snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
              "out of memory while naming the stacks");
     return -1;
 }
@@ -889,14 +890,14 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
     if (np->has_base && !np->compared
         && ngx_http_malloc_named_judge(np) != 0)
     {
-        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+        snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
                  "out of memory while comparing the profiles");
         return -1;
     }
 
     tree = ngx_http_malloc_named_tree(np, &nnodes, &leaves);
     if (tree == NULL) {
-        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+        snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
                  "out of memory while merging the stacks");
         return -1;
     }
@@ -930,7 +931,7 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
     ngx_http_malloc_fbatch_text(&b, "],\"values\":[", 12);
 
     for (i = 0; i < np->nstacks; i++) {
-        ngx_http_malloc_folded_row(&b, np->stacks[i].v, nv, i == 0);
+        ngx_http_malloc_named_row(&b, np->stacks[i].v, nv, i == 0);
     }
 
     ngx_http_malloc_fbatch_text(&b, "],\"samples\":[", 13);
@@ -944,7 +945,7 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
         ngx_http_malloc_fbatch_text(&b, "],\"base_values\":[", 17);
 
         for (i = 0; i < np->nstacks; i++) {
-            ngx_http_malloc_folded_row(&b, np->stacks[i].base, nv, i == 0);
+            ngx_http_malloc_named_row(&b, np->stacks[i].base, nv, i == 0);
         }
 
         ngx_http_malloc_named_noise(&b, np);
@@ -957,7 +958,7 @@ ngx_http_malloc_named_write(ngx_http_malloc_named_t *np, uint64_t seconds,
     ngx_http_malloc_fbatch_flush(&b);
 
     if (out->failed) {
-        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+        snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
                  "out of memory while writing the profile");
         return -1;
     }
@@ -986,7 +987,7 @@ ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
             ngx_http_malloc_fbatch_text(b, ",", 1);
         }
 
-        ngx_http_malloc_folded_string(b, np->names[i]);
+        ngx_http_malloc_named_string(b, np->names[i]);
     }
 
     ngx_http_malloc_fbatch_text(b, "],\"raw\":[", 9);
@@ -1000,7 +1001,7 @@ ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
             ngx_http_malloc_fbatch_text(b, "null", 4);
 
         } else {
-            ngx_http_malloc_folded_string(b, np->raws[i]);
+            ngx_http_malloc_named_string(b, np->raws[i]);
         }
     }
 
@@ -1009,7 +1010,7 @@ ngx_http_malloc_named_lists(ngx_http_malloc_fbatch_t *b,
     for (i = 0; i < np->nfiles; i++) {
         ngx_http_malloc_fbatch_text(b, i ? ",{\"path\":" : "{\"path\":",
                                     i ? 9 : 8);
-        ngx_http_malloc_folded_string(b, np->files[i].path);
+        ngx_http_malloc_named_string(b, np->files[i].path);
 
         kind = kinds[np->files[i].kind];
         ngx_http_malloc_fbatch_text(b, ",\"kind\":\"", 9);
@@ -1269,7 +1270,7 @@ ngx_http_malloc_named_order(const ngx_http_malloc_nstack_t *a,
 /* JSON has no infinity: sums of hostile counts stop at int64's range */
 
 static double
-ngx_http_malloc_folded_finite(double x)
+ngx_http_malloc_named_finite(double x)
 {
     if (!(x < 9.2e18)) {
         return (x > 0) ? 9.2e18 : 0;
@@ -1404,21 +1405,21 @@ ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
                                 NGX_HTTP_MALLOC_NOISE_LEVEL, nz->z,
                                 nz->compared, nz->testable, nz->grew,
                                 nz->shrank,
-                                ngx_http_malloc_folded_finite(nz->samples),
-                                ngx_http_malloc_folded_finite(
+                                ngx_http_malloc_named_finite(nz->samples),
+                                ngx_http_malloc_named_finite(
                                     nz->base_samples),
-                                ngx_http_malloc_folded_finite(nz->net),
-                                ngx_http_malloc_folded_finite(nz->grown),
-                                ngx_http_malloc_folded_finite(nz->shrunk),
-                                ngx_http_malloc_folded_finite(nz->limit),
-                                ngx_http_malloc_folded_finite(nz->floor));
+                                ngx_http_malloc_named_finite(nz->net),
+                                ngx_http_malloc_named_finite(nz->grown),
+                                ngx_http_malloc_named_finite(nz->shrunk),
+                                ngx_http_malloc_named_finite(nz->limit),
+                                ngx_http_malloc_named_finite(nz->floor));
 
     (void) ngx_http_malloc_noise_detection(line, sizeof(line), nz);
-    ngx_http_malloc_folded_string(b, line);
+    ngx_http_malloc_named_string(b, line);
 
     if (np->exact_of != NULL) {
         ngx_http_malloc_fbatch_text(b, ",\"exact\":{\"of\":", 15);
-        ngx_http_malloc_folded_string(b, np->exact_of);
+        ngx_http_malloc_named_string(b, np->exact_of);
         ngx_http_malloc_fbatch_text(b, ",\"change\":", 10);
         ngx_http_malloc_fbatch_int(b, np->exact_change, 0);
         ngx_http_malloc_fbatch_text(b, "}", 1);
@@ -1426,7 +1427,7 @@ ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
 
     if (np->caveat != NULL) {
         ngx_http_malloc_fbatch_text(b, ",\"caveat\":", 10);
-        ngx_http_malloc_folded_string(b, np->caveat);
+        ngx_http_malloc_named_string(b, np->caveat);
     }
 
     ngx_http_malloc_fbatch_text(b, "}", 1);
@@ -1434,7 +1435,7 @@ ngx_http_malloc_named_noise(ngx_http_malloc_fbatch_t *b,
 
 
 static void
-ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b, const int64_t *v,
+ngx_http_malloc_named_row(ngx_http_malloc_fbatch_t *b, const int64_t *v,
     size_t n, int first)
 {
     size_t  i;
@@ -1452,7 +1453,7 @@ ngx_http_malloc_folded_row(ngx_http_malloc_fbatch_t *b, const int64_t *v,
 /* the runs of bytes that need no escape go in one piece */
 
 static void
-ngx_http_malloc_folded_string(ngx_http_malloc_fbatch_t *b, const char *s)
+ngx_http_malloc_named_string(ngx_http_malloc_fbatch_t *b, const char *s)
 {
     char                  esc[8];
     const unsigned char  *p, *run;
@@ -1568,7 +1569,7 @@ static void
 ngx_http_malloc_fbatch_round(ngx_http_malloc_fbatch_t *b, double x,
     int comma)
 {
-    x = rint(ngx_http_malloc_folded_finite(x));
+    x = rint(ngx_http_malloc_named_finite(x));
 
     if (x == 0 && signbit(x)) {
         ngx_http_malloc_fbatch_text(b, comma ? ",-0" : "-0", comma ? 3 : 2);
@@ -1593,7 +1594,7 @@ ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
     np->has_base |= (base != 0);
 
     if (ngx_http_malloc_gunzip(np->arena, gz, len, &raw) != 0) {
-        snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+        snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
                  "not a gzipped profile (or larger than %d bytes)",
                  NGX_HTTP_MALLOC_PROTO_MAX);
         return -1;
@@ -1625,7 +1626,7 @@ ngx_http_malloc_named_pprof(ngx_http_malloc_named_t *np,
 
 malformed:
 
-    snprintf(err, NGX_HTTP_MALLOC_FOLDED_ERR_LEN,
+    snprintf(err, NGX_HTTP_MALLOC_NAMED_ERR_LEN,
              "a malformed profile.proto, or out of memory");
     return -1;
 }
@@ -2095,7 +2096,7 @@ ngx_http_malloc_proto_location(ngx_http_malloc_named_t *np,
         return -1;
     }
 
-    all = ngx_http_malloc_folded_room(np->arena, pr->loc_names, pr->nlocs,
+    all = ngx_http_malloc_named_array_room(np->arena, pr->loc_names, pr->nlocs,
                                       sizeof(uint32_t *));
     if (all == NULL) {
         return -1;
@@ -2174,7 +2175,7 @@ ngx_http_malloc_proto_sample(ngx_http_malloc_named_t *np,
     ngx_http_malloc_proto_t *pr, ngx_http_malloc_pb_t m, int base)
 {
     size_t                     nids, nlocs;
-    int64_t                    v[NGX_HTTP_MALLOC_FOLDED_VALUES];
+    int64_t                    v[NGX_HTTP_MALLOC_NAMED_VALUES];
     uint32_t                  *ids;
     uint64_t                  *locs;
     ngx_http_malloc_nstack_t  *s;

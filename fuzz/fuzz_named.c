@@ -6,7 +6,7 @@
 
 
 /*
- * libFuzzer target for the heap viewer's JSON (ngx_http_malloc_folded.c).
+ * libFuzzer target for the heap viewer's JSON (ngx_http_malloc_named.c).
  *
  * The first byte picks the input.  Even: the rest is a dump; when the
  * parser accepts it, the heap is encoded with a resolver that gives few
@@ -35,7 +35,7 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "ngx_http_malloc_folded.h"
+#include "ngx_http_malloc_named.h"
 #include "ngx_http_malloc_otlp.h"
 #include "../t/unit/utf8_strict.h"
 
@@ -56,7 +56,7 @@ static void
 check(int cond, const char *what)
 {
     if (!cond) {
-        fprintf(stderr, "fuzz_folded: invariant broken: %s\n", what);
+        fprintf(stderr, "fuzz_named: invariant broken: %s\n", what);
         abort();
     }
 }
@@ -100,7 +100,7 @@ snapshot(const uint8_t *data, size_t size, int base)
     ngx_http_malloc_mbuf_t    out;
     ngx_http_malloc_arena_t  *arena;
     ngx_http_malloc_named_t   np;
-    char                      err[NGX_HTTP_MALLOC_FOLDED_ERR_LEN];
+    char                      err[NGX_HTTP_MALLOC_NAMED_ERR_LEN];
 
     len = compressBound(size) + 64;
     gz = malloc(len);
