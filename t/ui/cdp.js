@@ -24,46 +24,16 @@
 
 'use strict';
 
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
 
-const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
+const { withChromium, sleep } = require('./chromium.js');
 const [url, script, size = '1200x900'] = process.argv.slice(2);
-const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 async function main() {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-cdp-'));
-    /* a group of its own: the browser's helpers end with it */
-    const browser = spawn(CHROMIUM, [
-        '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--disable-extensions', '--disable-quic',
-        '--window-size=' + size.replace('x', ','), '--user-data-dir=' + dir,
-        '--remote-debugging-pipe', 'about:blank'],
-                          { stdio: ['ignore', 'ignore', 'ignore', 'pipe',
-                                    'pipe'],
-                            detached: true });
-    const exited = new Promise((ok) => browser.once('exit', ok));
-
-    try {
-        return await drive(browser);
-    } finally {
-        try {
-            process.kill(-browser.pid, 'SIGTERM');
-        } catch (e) {
-            /* gone already */
-        }
-        await Promise.race([exited, sleep(5000)]);
-        try {
-            fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10,
-                             retryDelay: 100 });
-        } catch (e) {
-            /* a helper still writing: the directory is a temporary one */
-        }
-    }
+    return withChromium(size, 'malloc-cdp-', drive);
 }
+
 
 async function drive(browser) {
     const [, , , commands, events] = browser.stdio;
