@@ -26,7 +26,7 @@
 
 'use strict';
 
-const { withChromium, sleep } = require('../t/ui/chromium.js');
+const { withChromium, connect, sleep } = require('../t/ui/chromium.js');
 const [url, boxes, size = '1200x900', note = 'null']
     = process.argv.slice(2);
 const TIMEOUT = Number(process.env.FLAME_TIMEOUT || 180) * 1000;
@@ -59,46 +59,16 @@ async function main() {
 
 
 async function measure(browser) {
-    const [, , , commands, events] = browser.stdio;
-    const waiting = new Map();
     const sent = new Map(), body = new Map();
-    let serial = 0, pending = '';
-
-    /* a message may come in pieces, or several in one */
-    events.setEncoding('utf8');
-    events.on('data', (text) => {
-        let end;
-
-        pending += text;
-        while ((end = pending.indexOf('\0')) !== -1) {
-            const msg = JSON.parse(pending.slice(0, end));
-
-            pending = pending.slice(end + 1);
-            if (msg.id !== undefined && waiting.has(msg.id)) {
-                waiting.get(msg.id)(msg);
-                waiting.delete(msg.id);
-            } else if (msg.method === 'Network.dataReceived') {
-                body.set(msg.params.requestId,
-                         (body.get(msg.params.requestId) || 0)
-                         + msg.params.dataLength);
-            } else if (msg.method === 'Network.loadingFinished') {
-                sent.set(msg.params.requestId, msg.params.encodedDataLength);
-            }
+    const send = connect(browser, (msg) => {
+        if (msg.method === 'Network.dataReceived') {
+            body.set(msg.params.requestId,
+                     (body.get(msg.params.requestId) || 0)
+                     + msg.params.dataLength);
+        } else if (msg.method === 'Network.loadingFinished') {
+            sent.set(msg.params.requestId, msg.params.encodedDataLength);
         }
-    });
-    commands.on('error', () => { /* the browser went: sends time out */ });
-
-    const send = (method, params = {}, sessionId) => new Promise((ok, fail) => {
-        const id = ++serial;
-
-        waiting.set(id, (msg) => (msg.error
-            ? fail(new Error(method + ': ' + msg.error.message))
-            : ok(msg.result)));
-        commands.write(JSON.stringify({ id, method, params, sessionId })
-                       + '\0');
-        setTimeout(() => fail(new Error(method + ': no answer')),
-                   TIMEOUT).unref();
-    });
+    }, TIMEOUT);
 
     const { targetId } = await send('Target.createTarget',
                                     { url: 'about:blank' });

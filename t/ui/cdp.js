@@ -27,7 +27,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { withChromium, sleep } = require('./chromium.js');
+const { withChromium, connect, sleep } = require('./chromium.js');
 const [url, script, size = '1200x900'] = process.argv.slice(2);
 
 async function main() {
@@ -36,47 +36,17 @@ async function main() {
 
 
 async function drive(browser) {
-    const [, , , commands, events] = browser.stdio;
     const deadline = Date.now() + 30000;
-    const waiting = new Map();
     const requests = [];
     const downloads = new Map();    /* guid -> its last state */
-    let serial = 0, pending = '';
-
-    /* a message may come in pieces, or several in one */
-    events.setEncoding('utf8');
-    events.on('data', (text) => {
-        let end;
-
-        pending += text;
-        while ((end = pending.indexOf('\0')) !== -1) {
-            const msg = JSON.parse(pending.slice(0, end));
-
-            pending = pending.slice(end + 1);
-            if (msg.id !== undefined && waiting.has(msg.id)) {
-                waiting.get(msg.id)(msg);
-                waiting.delete(msg.id);
-            } else if (msg.method === 'Network.requestWillBeSent') {
-                requests.push(msg.params.request.url);
-            } else if (msg.method === 'Browser.downloadWillBegin'
-                       || msg.method === 'Browser.downloadProgress') {
-                downloads.set(msg.params.guid, msg.params.state || 'begun');
-            }
+    const send = connect(browser, (msg) => {
+        if (msg.method === 'Network.requestWillBeSent') {
+            requests.push(msg.params.request.url);
+        } else if (msg.method === 'Browser.downloadWillBegin'
+                   || msg.method === 'Browser.downloadProgress') {
+            downloads.set(msg.params.guid, msg.params.state || 'begun');
         }
-    });
-    commands.on('error', () => { /* the browser went: sends time out */ });
-
-    const send = (method, params = {}, sessionId) => new Promise((ok, fail) => {
-        const id = ++serial;
-
-        waiting.set(id, (msg) => (msg.error
-            ? fail(new Error(method + ': ' + msg.error.message))
-            : ok(msg.result)));
-        commands.write(JSON.stringify({ id, method, params, sessionId })
-                       + '\0');
-        setTimeout(() => fail(new Error(method + ': no answer')),
-                   60000).unref();
-    });
+    }, 60000);
 
     /* to see every request, the network is watched before it loads */
     const watch = !!process.env.CDP_REQUESTS;

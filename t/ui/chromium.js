@@ -6,9 +6,12 @@
 // --remote-debugging-pipe (file descriptors 3 and 4), in a process group
 // of its own so that its helpers end with it.
 //
-//     const { withChromium } = require('./chromium.js');
+//     const { withChromium, connect } = require('./chromium.js');
 //     const value = await withChromium('1200x900', 'malloc-cdp-',
-//                                      async (browser) => { ... });
+//         async (browser) => {
+//             const send = connect(browser, (msg) => { ... }, 60000);
+//             await send('Target.createTarget', { url });
+//         });
 
 'use strict';
 
@@ -52,4 +55,47 @@ async function withChromium(size, prefix, use) {
     }
 }
 
-module.exports = { withChromium, sleep };
+/*
+ * The DevTools protocol over the browser's pipe: a NUL ends each message,
+ * which may come in pieces or several at once.  Answers settle what
+ * "send" returned (or fail it after "timeout" ms); every event goes to
+ * onEvent.
+ */
+function connect(browser, onEvent, timeout) {
+    const [, , , commands, events] = browser.stdio;
+    const waiting = new Map();
+    let serial = 0, pending = '';
+
+    events.setEncoding('utf8');
+    events.on('data', (text) => {
+        let end;
+
+        pending += text;
+        while ((end = pending.indexOf('\0')) !== -1) {
+            const msg = JSON.parse(pending.slice(0, end));
+
+            pending = pending.slice(end + 1);
+            if (msg.id !== undefined && waiting.has(msg.id)) {
+                waiting.get(msg.id)(msg);
+                waiting.delete(msg.id);
+            } else {
+                onEvent(msg);
+            }
+        }
+    });
+    commands.on('error', () => { /* the browser went: sends time out */ });
+
+    return (method, params = {}, sessionId) => new Promise((ok, fail) => {
+        const id = ++serial;
+
+        waiting.set(id, (msg) => (msg.error
+            ? fail(new Error(method + ': ' + msg.error.message))
+            : ok(msg.result)));
+        commands.write(JSON.stringify({ id, method, params, sessionId })
+                       + '\0');
+        setTimeout(() => fail(new Error(method + ': no answer')),
+                   timeout).unref();
+    });
+}
+
+module.exports = { withChromium, connect, sleep };
