@@ -1,17 +1,19 @@
 // Copyright (C) 2026 ngx_http_malloc_module maintainers
 // BSD 2-Clause licence: see LICENSE.
 
-// Debian's chromium, headless, for t/ui/cdp.js and bench/flame.js: a
-// fresh browser with an empty profile, driven over
-// --remote-debugging-pipe (file descriptors 3 and 4), in a process group
-// of its own so that its helpers end with it.
+// Debian's chromium, headless, for t/ui/cdp.js, t/ui/page.test.js and
+// bench/flame.js: a fresh browser with an empty profile, driven over
+// --remote-debugging-pipe (file descriptors 3 and 4) or asked for a
+// page's DOM, in a process group of its own so that its helpers end with
+// it before its profile is removed.
 //
-//     const { withChromium, connect } = require('./chromium.js');
+//     const { withChromium, connect, dumpDom } = require('./chromium.js');
 //     const value = await withChromium('1200x900', 'malloc-cdp-',
 //         async (browser) => {
 //             const send = connect(browser, (msg) => { ... }, 60000);
 //             await send('Target.createTarget', { url });
 //         });
+//     const html = await dumpDom(url, '1200x900', 'malloc-ui-', 60000);
 
 'use strict';
 
@@ -23,19 +25,30 @@ const path = require('node:path');
 const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
-/* "use" gets the browser; whatever way it ends, the browser goes */
-async function withChromium(size, prefix, use) {
+/*
+ * "use" gets the browser, started with args (by default the DevTools
+ * pipe), its standard output kept in browser.out and browser.exited
+ * settled when it exits; whatever way "use" ends, the browser goes
+ */
+async function withChromium(size, prefix, use,
+                            args = ['--remote-debugging-pipe', 'about:blank'])
+{
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
     const browser = spawn(CHROMIUM, [
         '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
         '--disable-background-networking', '--disable-component-update',
         '--disable-sync', '--disable-extensions', '--disable-quic',
         '--window-size=' + size.replace('x', ','), '--user-data-dir=' + dir,
-        '--remote-debugging-pipe', 'about:blank'],
-                          { stdio: ['ignore', 'ignore', 'ignore', 'pipe',
+        ...args],
+                          { stdio: ['ignore', 'pipe', 'ignore', 'pipe',
                                     'pipe'],
                             detached: true });
     const exited = new Promise((ok) => browser.once('exit', ok));
+
+    browser.out = [];
+    browser.stdout.setEncoding('utf8');
+    browser.stdout.on('data', (text) => browser.out.push(text));
+    browser.exited = exited;
 
     try {
         return await use(browser);
@@ -46,6 +59,15 @@ async function withChromium(size, prefix, use) {
             /* gone already */
         }
         await Promise.race([exited, sleep(5000)]);
+        /* its helpers too (a loaded machine ends them late): the group */
+        for (const end = Date.now() + 10000; Date.now() < end;) {
+            try {
+                process.kill(-browser.pid, 0);
+            } catch (e) {
+                break;
+            }
+            await sleep(50);
+        }
         try {
             fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10,
                              retryDelay: 100 });
@@ -98,4 +120,21 @@ function connect(browser, onEvent, timeout) {
     });
 }
 
-module.exports = { withChromium, connect, sleep };
+/* the DOM of url once its scripts are done (ten seconds of virtual time) */
+function dumpDom(url, size, prefix, timeout) {
+    return withChromium(size, prefix, async (browser) => {
+        const code = await Promise.race([browser.exited, sleep(timeout)]);
+
+        if (code !== 0) {
+            throw new Error('chromium --dump-dom ' + url + ': '
+                            + (code === undefined ? 'no end in '
+                               + timeout + ' ms' : 'exit ' + code));
+        }
+        /* the pipe may hold the last of the page after the exit */
+        await new Promise((ok) => (browser.stdout.readableEnded ? ok()
+                                   : browser.stdout.once('end', ok)));
+        return browser.out.join('');
+    }, ['--virtual-time-budget=10000', '--dump-dom', url]);
+}
+
+module.exports = { withChromium, connect, dumpDom, sleep };

@@ -56,6 +56,7 @@ test('a Go heap, opened by the picker and by a drop, and compared',
         t.skip(go.skip);
         return;
     }
+    t.after(() => fs.rmSync(go.dir, { recursive: true, force: true }));
 
     const server = serve({ stacks: 50 });
     const b64 = (f) => fs.readFileSync(f).toString('base64');
@@ -155,12 +156,13 @@ test('a Go heap, opened by the picker and by a drop, and compared',
     assert.ok(p.legend, 'the legend of a comparison');
     assert.ok(p.grown.includes('main.holdMemory'), p.grown.join(' '));
     // flat, its share, its change; cum, its share, its change
-    // and the objects beside them (64 blocks, and at times one of Go's)
+    // and the objects beside them: 64 blocks, and at times a few of Go's
+    // runtime charged to the goroutine (more on a loaded machine)
     assert.deepStrictEqual(p.hold.filter((c, k) => k !== 2 && k !== 5)
                            .slice(0, 5),
                            ['main.holdMemory', '64.0 MiB', '+32.0 MiB',
                             '64.0 MiB', '+32.0 MiB']);
-    assert.match(p.hold.slice(7).join(' '), /^6[45] 6[45]$/);
+    assert.match(p.hold.slice(7).join(' '), /^(6[4-9]) \1$/);
     assert.deepStrictEqual([p.other[1], p.other[3]],
                            ['1.00 MiB', '+1.00 MiB']);
 
@@ -184,7 +186,6 @@ test('a Go heap, opened by the picker and by a drop, and compared',
     assert.deepStrictEqual(seen.requests.filter((u) => u.includes('heap')),
                            ['/malloc/pprof/heap.json']);
     assert.deepStrictEqual(server.asked, ['', '']);
-    fs.rmSync(go.dir, { recursive: true, force: true });
 });
 
 test('at 800 px the panel stays beside a tall graph, in view',

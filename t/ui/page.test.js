@@ -12,10 +12,8 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { execFile } = require('node:child_process');
 const { serve } = require('./serve.js');
+const { dumpDom } = require('./chromium.js');
 
 const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
 const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
@@ -31,26 +29,15 @@ async function dom(opts, hash = '', asked = [], posted = [], before) {
     }
     await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 
-    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-ui-'));
     const url = 'http://127.0.0.1:' + server.address().port
                 + '/malloc/ui' + hash;
 
     try {
-        return await new Promise((ok, fail) => execFile(CHROMIUM, [
-            '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-            '--disable-background-networking', '--disable-component-update',
-            '--disable-sync', '--disable-extensions', '--window-size=1200,900',
-            '--user-data-dir=' + profile, '--virtual-time-budget=10000',
-            '--dump-dom', url,
-        ], { timeout: 60000, maxBuffer: 64 << 20 },
-           (err, out) => (err ? fail(err) : ok(out))));
+        return await dumpDom(url, '1200x900', 'malloc-ui-', 60000);
     } finally {
         asked.push(...server.asked);
         posted.push(...server.posted);
         server.close();
-        // chromium's helpers may still write there as the browser exits
-        fs.rmSync(profile, { recursive: true, force: true, maxRetries: 10,
-                             retryDelay: 100 });
     }
 }
 

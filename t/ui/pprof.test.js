@@ -166,6 +166,7 @@ test('a Go program\'s heap, through go tool pprof -proto', (t) => {
         t.skip(go.skip);
         return;
     }
+    t.after(() => fs.rmSync(go.dir, { recursive: true, force: true }));
 
     const read = (file) => P.decode(zlib.gunzipSync(fs.readFileSync(file)));
     const h = P.toHeap(read(go.after));
@@ -194,5 +195,4 @@ test('a Go program\'s heap, through go tool pprof -proto', (t) => {
 
     near(row(rows, 'main.holdMemory').dflat, 32 << 20);
     near(row(rows, 'main.otherSite').dflat, 1 << 20);
-    fs.rmSync(go.dir, { recursive: true, force: true });
 });
