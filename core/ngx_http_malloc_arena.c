@@ -37,22 +37,35 @@ struct ngx_http_malloc_chunk_s {
     size_t                      used;
 };
 
+typedef struct ngx_http_malloc_view_s  ngx_http_malloc_view_t;
+
+/* a file mapped for the arena's life */
+struct ngx_http_malloc_view_s {
+    ngx_http_malloc_view_t     *next;
+    void                       *data;
+    size_t                      size;
+};
+
 struct ngx_http_malloc_arena_s {
     ngx_http_malloc_chunk_t    *chunks;
+    ngx_http_malloc_view_t     *views;
     size_t                      mapped;
+    int                         populate;
 };
 
 
-static ngx_http_malloc_chunk_t *ngx_http_malloc_arena_chunk(size_t size);
+static ngx_http_malloc_chunk_t *ngx_http_malloc_arena_chunk(size_t size,
+    int populate);
 
 
 static ngx_http_malloc_chunk_t *
-ngx_http_malloc_arena_chunk(size_t size)
+ngx_http_malloc_arena_chunk(size_t size, int populate)
 {
     void                     *p;
     ngx_http_malloc_chunk_t  *c;
 
-    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0),
              -1, 0);
     if (p == MAP_FAILED) {
         return NULL;
@@ -73,7 +86,7 @@ ngx_http_malloc_arena_create(void)
     ngx_http_malloc_arena_t  *a;
     ngx_http_malloc_chunk_t  *c;
 
-    c = ngx_http_malloc_arena_chunk(NGX_HTTP_MALLOC_ARENA_CHUNK);
+    c = ngx_http_malloc_arena_chunk(NGX_HTTP_MALLOC_ARENA_CHUNK, 0);
     if (c == NULL) {
         return NULL;
     }
@@ -84,7 +97,9 @@ ngx_http_malloc_arena_create(void)
     c->used += (sizeof(ngx_http_malloc_arena_t) + 15) & ~(size_t) 15;
 
     a->chunks = c;
+    a->views = NULL;
     a->mapped = c->size;
+    a->populate = 0;
 
     return a;
 }
@@ -112,7 +127,7 @@ ngx_http_malloc_arena_alloc(ngx_http_malloc_arena_t *a, size_t size)
             chunk *= 2;
         }
 
-        c = ngx_http_malloc_arena_chunk(chunk);
+        c = ngx_http_malloc_arena_chunk(chunk, a->populate);
         if (c == NULL) {
             return NULL;
         }
@@ -150,12 +165,53 @@ ngx_http_malloc_arena_strndup(ngx_http_malloc_arena_t *a, const char *s,
 
 
 void
+ngx_http_malloc_arena_populate(ngx_http_malloc_arena_t *a)
+{
+    a->populate = 1;
+}
+
+
+const unsigned char *
+ngx_http_malloc_arena_view(ngx_http_malloc_arena_t *a, int fd, size_t size)
+{
+    void                    *p;
+    ngx_http_malloc_view_t  *v;
+
+    v = ngx_http_malloc_arena_alloc(a, sizeof(ngx_http_malloc_view_t));
+    if (v == NULL || size == 0) {
+        return NULL;
+    }
+
+    /* read at once from start to end: the pages come with the mapping */
+
+    p = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+
+    v->data = p;
+    v->size = size;
+    v->next = a->views;
+    a->views = v;
+
+    return p;
+}
+
+
+void
 ngx_http_malloc_arena_destroy(ngx_http_malloc_arena_t *a)
 {
+    ngx_http_malloc_view_t   *v;
     ngx_http_malloc_chunk_t  *c, *next;
 
     if (a == NULL) {
         return;
+    }
+
+    /* the views' records are in the chunks: they go first */
+
+    for (v = a->views; v != NULL; v = v->next) {
+        munmap(v->data, v->size);
     }
 
     for (c = a->chunks; c != NULL; c = next) {

@@ -60,8 +60,12 @@ static int ngx_http_malloc_pipe_fail(ngx_http_malloc_pipe_t *pl, int rc,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl,
     const char *path, ngx_http_malloc_heap_t *heap);
+static int ngx_http_malloc_pipe_open(ngx_http_malloc_pipe_t *pl,
+    const char *path, int *fd, size_t *size);
 static int ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl,
     const char *path, unsigned char **buf, size_t *len);
+static int ngx_http_malloc_pipe_view(ngx_http_malloc_pipe_t *pl,
+    const char *path, const unsigned char **buf, size_t *len);
 static int ngx_http_malloc_pipe_named(ngx_http_malloc_pipe_t *pl,
     ngx_http_malloc_named_t *np, const char *path, int base);
 static void ngx_http_malloc_pipe_resolver(ngx_http_malloc_pipe_t *pl,
@@ -115,6 +119,8 @@ ngx_http_malloc_pipe_init(ngx_http_malloc_pipe_t *pl)
     if (pl->arena == NULL) {
         return -1;
     }
+
+    ngx_http_malloc_arena_populate(pl->arena);
 
     ngx_http_malloc_heap_init(&pl->base, pl->arena);
     ngx_http_malloc_heap_init(&pl->heap, pl->arena);
@@ -181,11 +187,11 @@ static int
 ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
     ngx_http_malloc_heap_t *heap)
 {
-    size_t          len;
-    unsigned char  *buf;
-    char            reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
+    size_t                len;
+    const unsigned char  *buf;
+    char                  reason[NGX_HTTP_MALLOC_HEAP_ERR_LEN];
 
-    if (ngx_http_malloc_pipe_load(pl, path, &buf, &len) != 0) {
+    if (ngx_http_malloc_pipe_view(pl, path, &buf, &len) != 0) {
         return pl->rc;
     }
 
@@ -199,25 +205,24 @@ ngx_http_malloc_pipe_file(ngx_http_malloc_pipe_t *pl, const char *path,
 }
 
 
-/* a regular file's bytes, into the arena */
+/* a regular file, opened to be read: its descriptor and size */
 
 static int
-ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
-    unsigned char **buf, size_t *len)
+ngx_http_malloc_pipe_open(ngx_http_malloc_pipe_t *pl, const char *path,
+    int *fd, size_t *size)
 {
-    int          fd, err;
-    ssize_t      n;
+    int          err;
     struct stat  st;
 
     /* a FIFO put in the dump's place must not block the reader */
 
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    *fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-    if (fd == -1 || fstat(fd, &st) == -1) {
+    if (*fd == -1 || fstat(*fd, &st) == -1) {
         err = errno;
 
-        if (fd != -1) {
-            (void) close(fd);
+        if (*fd != -1) {
+            (void) close(*fd);
         }
 
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
@@ -226,21 +231,44 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
     }
 
     if (!S_ISREG(st.st_mode)) {
-        (void) close(fd);
+        (void) close(*fd);
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
                                          "the dump \"%s\" is not a regular "
                                          "file", path);
     }
 
     if (st.st_size > NGX_HTTP_MALLOC_DUMP_MAX) {
-        (void) close(fd);
+        (void) close(*fd);
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
                                          "the dump \"%s\" is larger than "
                                          "%d bytes", path,
                                          NGX_HTTP_MALLOC_DUMP_MAX);
     }
 
-    *buf = ngx_http_malloc_arena_alloc(pl->arena, st.st_size + 1);
+    *size = st.st_size;
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/* a regular file's bytes, copied into the arena */
+
+static int
+ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
+    unsigned char **buf, size_t *len)
+{
+    int      fd, err;
+    size_t   size;
+    ssize_t  n;
+
+    *buf = NULL;
+    *len = 0;
+
+    if (ngx_http_malloc_pipe_open(pl, path, &fd, &size) != 0) {
+        return pl->rc;
+    }
+
+    *buf = ngx_http_malloc_arena_alloc(pl->arena, size + 1);
     if (*buf == NULL) {
         (void) close(fd);
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
@@ -248,12 +276,12 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
                                          "\"%s\"", path);
     }
 
-    n = read(fd, *buf, st.st_size);
+    n = read(fd, *buf, size);
     err = errno;
 
     (void) close(fd);
 
-    if (n != st.st_size) {
+    if (n < 0 || (size_t) n != size) {
         return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_READ,
                                          "short read of the dump \"%s\": %s",
                                          path, n == -1 ? strerror(err)
@@ -261,6 +289,44 @@ ngx_http_malloc_pipe_load(ngx_http_malloc_pipe_t *pl, const char *path,
     }
 
     *len = n;
+
+    return NGX_HTTP_MALLOC_PIPE_OK;
+}
+
+
+/*
+ * A worker's own dump, mapped rather than copied: at 50,000 stacks it is
+ * some 40 MB, read once from start to end.  Only for the hidden dumps,
+ * which no one else writes (a snapshot an operator could cut short while
+ * it is read is copied: pipe_load).
+ */
+
+static int
+ngx_http_malloc_pipe_view(ngx_http_malloc_pipe_t *pl, const char *path,
+    const unsigned char **buf, size_t *len)
+{
+    int     fd, err;
+    size_t  size;
+
+    *buf = NULL;
+    *len = 0;
+
+    if (ngx_http_malloc_pipe_open(pl, path, &fd, &size) != 0) {
+        return pl->rc;
+    }
+
+    *len = size;
+    *buf = (size == 0) ? (const unsigned char *) ""
+                       : ngx_http_malloc_arena_view(pl->arena, fd, size);
+    err = errno;
+
+    (void) close(fd);
+
+    if (*buf == NULL) {
+        return ngx_http_malloc_pipe_fail(pl, NGX_HTTP_MALLOC_PIPE_NOMEM,
+                                         "cannot map the dump \"%s\": %s",
+                                         path, strerror(err));
+    }
 
     return NGX_HTTP_MALLOC_PIPE_OK;
 }

@@ -150,6 +150,7 @@ void unit_pipeline_exported(void);
 static char *at(char *buf, const char *name);
 static void put(const char *path, const char *text, size_t len);
 static int exists(const char *path);
+static int mapped(const char *path);
 static char *text_of(const ngx_http_malloc_mbuf_t *b);
 static int has(const void *data, size_t len, const char *s);
 static unsigned char *gunzip(const unsigned char *data, size_t len,
@@ -213,6 +214,34 @@ put(const char *path, const char *text, size_t len)
         fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
         abort();
     }
+}
+
+
+/* whether this process maps the file once at path (removed or not) */
+
+static int
+mapped(const char *path)
+{
+    int    found;
+    FILE  *f;
+    char   line[PATH_MAX + 128];
+
+    f = fopen("/proc/self/maps", "r");
+    if (f == NULL) {
+        return -1;
+    }
+
+    found = 0;
+
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strstr(line, path) != NULL) {
+            found = 1;
+        }
+    }
+
+    fclose(f);
+
+    return found;
 }
 
 
@@ -400,6 +429,7 @@ test_read(void)
 
     is_str(pl.error, "", "read: no error");
     ok(!exists(a) && !exists(b), "read: both dumps removed");
+    is_int(mapped(a), 1, "read: a dump mapped, not copied, while it is used");
     is_int((long) pl.heap.nstacks, 3, "read: stacks merged into the heap");
     is_int((long) pl.base.nstacks, 0, "read: the base untouched");
     is_int((long) pl.heap.period, 524288, "read: the period");
@@ -414,6 +444,7 @@ test_read(void)
     ngx_http_malloc_pipe_free(&pl);
     ngx_http_malloc_pipe_free(&pl);
     ok(pl.arena == NULL && pl.out.data == NULL, "read: freed, twice");
+    is_int(mapped(a) + mapped(b), 0, "read: the dumps unmapped with it");
 
     /* no paths at all: nothing read, an empty profile */
 
