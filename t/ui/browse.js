@@ -61,9 +61,9 @@ const HELPERS = `
 `;
 
 // what script (an async function's body, after HELPERS) saw in the page
-// of server at hash, or, server null, at the URL hash; env adds to
-// cdp.js's environment
-async function drive(server, hash, body, env = {}) {
+// of server at hash, or, server null, at the URL hash, in a window of
+// size; env adds to cdp.js's environment (CDP_FILES: files to pick)
+async function drive(server, hash, body, env = {}, size = '1200x900') {
     if (server !== null) {
         await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
     }
@@ -76,7 +76,7 @@ async function drive(server, hash, body, env = {}) {
     fs.writeFileSync(file, 'async () => {' + HELPERS + body + '\n}');
     try {
         const out = await new Promise((ok, fail) => execFile('node', [
-            path.join(__dirname, 'cdp.js'), url, file],
+            path.join(__dirname, 'cdp.js'), url, file, size],
             { timeout: 120000, maxBuffer: 16 << 20,
               env: { ...process.env, ...env } },
             (err, stdout) => (err ? fail(err) : ok(stdout))));

@@ -15,38 +15,9 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { execFile } = require('node:child_process');
 const { serve } = require('./serve.js');
 const { goProfiles } = require('./goprof.js');
-
-const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM) ? false : CHROMIUM + ' not found';
-
-// what script (an async function's source) saw in the page of server,
-// once files ("SELECTOR=FILE;...") were chosen in its pickers
-async function drive(server, script, files, size = '1200x900') {
-    await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'malloc-open-'));
-    const file = path.join(dir, 'drive.js');
-
-    fs.writeFileSync(file, script);
-    try {
-        const out = await new Promise((ok, fail) => execFile('node', [
-            path.join(__dirname, 'cdp.js'),
-            'http://127.0.0.1:' + server.address().port + '/malloc/ui',
-            file, size], { timeout: 120000, maxBuffer: 16 << 20,
-                     env: { ...process.env, CDP_FILES: files } },
-            (err, stdout) => (err ? fail(err) : ok(stdout))));
-
-        return JSON.parse(out);
-    } finally {
-        server.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-    }
-}
+const { drive, skip } = require('./browse.js');
 
 test('a Go heap, opened by the picker and by a drop, and compared',
      { skip }, async (t) => {
@@ -60,16 +31,7 @@ test('a Go heap, opened by the picker and by a drop, and compared',
 
     const server = serve({ stacks: 50 });
     const b64 = (f) => fs.readFileSync(f).toString('base64');
-    const seen = await drive(server, `async () => {
-    const $ = (s) => document.querySelector(s);
-    const until = async (test) => {
-        for (const end = Date.now() + 20000; !test();) {
-            if (Date.now() > end) {
-                throw new Error('timed out: ' + test);
-            }
-            await new Promise((ok) => setTimeout(ok, 20));
-        }
-    };
+    const seen = await drive(server, '', `
     const file = (b64, name, time) => new File(
         [Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name,
         { lastModified: time });
@@ -88,9 +50,8 @@ test('a Go heap, opened by the picker and by a drop, and compared',
             && document.body.dataset.tables === 'ready');
         return over.defaultPrevented;
     };
-    const frames = (cls) => MallocViewer.frames('flame')
-        .filter((f) => f.kind === 'frame'
-                       && (!cls || f.cls.split(' ').includes(cls)))
+    const names = (cls) => frames()
+        .filter((f) => f.kind === 'frame' && (!cls || has(f, cls)))
         .map((f) => f.name);
     const row = (name) => [...$('#top').tBodies[0].rows]
         .find((tr) => tr.cells[0].textContent === name);
@@ -104,7 +65,7 @@ test('a Go heap, opened by the picker and by a drop, and compared',
     seen.picked = { opened: document.body.dataset.opened,
                     summary: $('#summary').textContent,
                     legend: !$('#legend').hidden,
-                    grown: frames('grown'),
+                    grown: names('grown'),
                     hold: cells('main.holdMemory'),
                     other: cells('main.otherSite'),
                     errors: $('#error').textContent };
@@ -116,7 +77,7 @@ test('a Go heap, opened by the picker and by a drop, and compared',
     seen.one = { opened: document.body.dataset.opened,
                  summary: $('#summary').textContent,
                  base: !$('#open-base-choice').hidden,
-                 frames: frames().includes('main.holdMemory'),
+                 frames: names().includes('main.holdMemory'),
                  hold: cells('main.holdMemory') };
     // and another on "Compare with": the base
     await drop($('#open-base-choice'), [after]);
@@ -139,8 +100,8 @@ test('a Go heap, opened by the picker and by a drop, and compared',
                   summary: $('#summary').textContent };
     seen.requests = performance.getEntriesByType('resource')
         .slice(requests).map((e) => new URL(e.name).pathname);
-    return seen;
-}`, '#open=' + go.after + ';#open-base=' + go.before);
+    return seen;`, { CDP_FILES: '#open=' + go.after + ';#open-base='
+                           + go.before });
 
     t.diagnostic(JSON.stringify(seen));
     assert.strictEqual(seen.failed, undefined, seen.failed);
@@ -190,8 +151,7 @@ test('a Go heap, opened by the picker and by a drop, and compared',
 
 test('at 800 px the panel stays beside a tall graph, in view',
      { skip }, async (t) => {
-    const seen = await drive(serve({ stacks: 2000 }), `async () => {
-    const $ = (s) => document.querySelector(s);
+    const seen = await drive(serve({ stacks: 2000 }), '', `
     const box = (e) => e.getBoundingClientRect();
 
     // every frame its row: the graph as tall as its deepest stack
@@ -212,8 +172,8 @@ test('at 800 px the panel stays beside a tall graph, in view',
     const d = box($('#detail')), g = box($('#flame'));
     return { width: innerWidth, graph: [g.left, g.right, g.height],
              detail: [d.left, d.right, d.top, d.bottom], height: innerHeight,
-             name: $('#d-name').textContent, frame: f.name };
-}`, '', '800x900');
+             name: $('#d-name').textContent, frame: f.name };`, {},
+                             '800x900');
 
     t.diagnostic(JSON.stringify(seen));
     assert.strictEqual(seen.failed, undefined, seen.failed);
