@@ -54,7 +54,6 @@ typedef struct {
     json_t                       *top;
     json_t                       *error;        /* the first failure */
     ngx_uint_t                    status;
-    ngx_uint_t                    answered;
 } ngx_http_malloc_traffic_sum_t;
 
 
@@ -144,7 +143,6 @@ ngx_http_malloc_traffic_answer(ngx_http_request_t *r,
     sum.top = json_array();
     sum.error = NULL;
     sum.status = NGX_HTTP_OK;
-    sum.answered = 0;
 
     if (w == NULL || json == NULL || sum.workers == NULL
         || sum.totals == NULL || sum.locations == NULL || sum.top == NULL)
@@ -277,7 +275,6 @@ ngx_http_malloc_traffic_merge(ngx_http_malloc_traffic_sum_t *sum,
 
     json_object_del(part, "walk_us");
     ngx_http_malloc_traffic_add(sum->totals, part);
-    sum->answered++;
 
     json_array_foreach(locs, i, loc) {
         server = json_string_value(json_object_get(loc, "server"));
