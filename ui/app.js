@@ -1145,20 +1145,18 @@
             + (i > 0 ? overAll(t, t.name[i], '\nthe function, in ') : '');
     }
 
-    /* how many nodes of tree t with a value are of function fn */
+    /*
+     * how many nodes of tree t with a value are of function fn: every
+     * function's count in one pass, the first time one is asked for
+     */
     function frameCount(t, fn) {
         if (t.fnCount === undefined) {
-            t.fnCount = new Map();
-        }
-        if (!t.fnCount.has(fn)) {
-            let n = 0;
-
+            t.fnCount = new Int32Array(t.names.length);
             for (let i = 1; i < t.n; i++) {
-                n += t.name[i] === fn && t.total[i] > 0 ? 1 : 0;
+                t.fnCount[t.name[i]] += t.total[i] > 0 ? 1 : 0;
             }
-            t.fnCount.set(fn, n);
         }
-        return t.fnCount.get(fn);
+        return t.fnCount[fn];
     }
 
     /*
@@ -1174,8 +1172,11 @@
               + ': self ' + say(r.flat) + ', total ' + say(r.cum);
     }
 
-    /* the class of a frame's colour: by change, by module or by name */
-    function colorClass(t, i) {
+    /*
+     * the class of a frame's colour: by change, by module or by name (the
+     * colour menu's scheme, which a paint reads once for all its frames)
+     */
+    function colorClass(t, i, scheme = $('color').value) {
         if (state.based) {
             return F.changeClass(t.sig[i], state.largest,
                                  t.base[i] === 0 && t.total[i] > 0);
@@ -1183,7 +1184,7 @@
         if (i === 0) {
             return 'root';
         }
-        if ($('color').value === 'module') {
+        if (scheme === 'module') {
             const file = F.fileOf(state.profile, t.name[i]);
 
             return state.colors.get(file ? file.label : 'unknown') || 'mx';
@@ -1440,7 +1441,7 @@
         const outlined = [];
 
         const main = g === $('flame').graph, found = state.found;
-        const fn = hovered(g), same = [];
+        const fn = hovered(g), same = [], scheme = $('color').value;
 
         g.frames.forEach((f, k) => {
             const y = rowTop(g, f.depth), i = f.id, t = f.t || g.t;
@@ -1450,7 +1451,8 @@
             const chosen = main && i === state.selected && !f.t;
 
             ctx.globalAlpha = f.ancestor ? 0.55 : 1;
-            ctx.fillStyle = colorOf(match ? 'match' : colorClass(t, i));
+            ctx.fillStyle = colorOf(match ? 'match'
+                                          : colorClass(t, i, scheme));
             /* a pixel of gap on the right, but for frames under 2 px */
             ctx.fillRect(f.x, y, f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
             ctx.globalAlpha = 1;

@@ -290,8 +290,36 @@
     function buildTree(p, ti, keep) {
         check(p, ti);
 
-        const sk = keep === undefined ? skeleton(p) : kept(skeleton(p), keep);
+        if (keep !== undefined) {
+            return treeOf(p, ti, kept(skeleton(p), keep), keep);
+        }
 
+        /*
+         * the whole tree of a type, built once per profile: while the
+         * arrays it was built from are the profile's (the page never
+         * changes a profile; a test may build one up)
+         */
+        if (p.wholeTrees === undefined) {
+            Object.defineProperty(p, 'wholeTrees', { value: new Map(),
+                                                     enumerable: false });
+        }
+
+        const from = [p.values, p.base_values, p.significant, p.margins,
+                      p.types];
+        const was = p.wholeTrees.get(ti);
+
+        if (was !== undefined && was.from.every((a, k) => a === from[k])) {
+            return was.tree;
+        }
+
+        const tree = treeOf(p, ti, skeleton(p));
+
+        p.wholeTrees.set(ti, { tree, from });
+        return tree;
+    }
+
+    /* the tree of skeleton sk with the values of type ti of keep's stacks */
+    function treeOf(p, ti, sk, keep) {
         return sum(sk, p.names, stackValues(p, ti, countIndex(p, ti),
                                             sk.leaf, keep),
                    Array.isArray(p.base_values), margined(p, ti));
@@ -560,7 +588,9 @@
             kept[what] = k;
         }
 
-        let tree = buildTree(p, ti, keep);
+        /* a focus on a frame every stack has keeps the whole tree */
+        let tree = buildTree(p, ti, keep !== undefined && keep.includes(0)
+                                    ? keep : undefined);
 
         if (hide !== null) {
             const hit = matching(p.names, hide), on = onPath(hide);
