@@ -26,7 +26,8 @@
 
 'use strict';
 
-const { withChromium, connect, sleep } = require('../t/ui/chromium.js');
+const { withChromium, connect, sleep, within } =
+    require('../t/ui/chromium.js');
 const [url, boxes, size = '1200x900', note = 'null']
     = process.argv.slice(2);
 const TIMEOUT = Number(process.env.FLAME_TIMEOUT || 180) * 1000;
@@ -105,7 +106,7 @@ async function measure(browser) {
 
     const sum = (m) => Array.from(m.values()).reduce((a, b) => a + b, 0);
 
-    await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
+    await within(send('Browser.close').catch(() => {}), 2000);
     return { ms: drawn.ms, boxes: drawn.boxes, bytes: sum(sent),
              body: sum(body), requests: sent.size, note: drawn.note };
 }

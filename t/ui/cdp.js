@@ -27,7 +27,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { withChromium, connect, sleep } = require('./chromium.js');
+const { withChromium, connect, sleep, within } = require('./chromium.js');
 const [url, script, size = '1200x900'] = process.argv.slice(2);
 
 async function main() {
@@ -145,7 +145,7 @@ async function drive(browser) {
                          Buffer.from(shot.data, 'base64'));
     }
     /* closed, not killed mid-write: its profile then goes cleanly */
-    await Promise.race([send('Browser.close').catch(() => {}), sleep(2000)]);
+    await within(send('Browser.close').catch(() => {}), 2000);
     return value;
 }
 

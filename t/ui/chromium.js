@@ -26,6 +26,44 @@ const CHROMIUM = process.env.TEST_CHROMIUM || '/usr/bin/chromium';
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 /*
+ * what promise settles to, or undefined after ms; the timer goes as soon
+ * as the promise settles (a pending one keeps node running until it
+ * fires: five seconds at the end of every run)
+ */
+function within(promise, ms) {
+    let timer;
+
+    return Promise.race([promise, new Promise((ok) => {
+        timer = setTimeout(ok, ms);
+    })]).finally(() => clearTimeout(timer));
+}
+
+/*
+ * whether a process of group pgid still runs: its zombies, which the
+ * system reaps when it will, write nothing
+ */
+function running(pgid) {
+    for (const pid of fs.readdirSync('/proc')) {
+        let stat;
+
+        try {
+            stat = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+        } catch (e) {
+            continue;   /* not a process, or gone meanwhile */
+        }
+
+        /* after the name in parentheses: state, ppid, pgrp */
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2)
+            .split(' ');
+
+        if (Number(pgrp) === pgid && state !== 'Z') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
  * "use" gets the browser, started with args (by default the DevTools
  * pipe), its standard output kept in browser.out and browser.exited
  * settled when it exits; whatever way "use" ends, the browser goes
@@ -58,14 +96,11 @@ async function withChromium(size, prefix, use,
         } catch (e) {
             /* gone already */
         }
-        await Promise.race([exited, sleep(5000)]);
+        await within(exited, 5000);
         /* its helpers too (a loaded machine ends them late): the group */
-        for (const end = Date.now() + 10000; Date.now() < end;) {
-            try {
-                process.kill(-browser.pid, 0);
-            } catch (e) {
-                break;
-            }
+        for (const end = Date.now() + 10000;
+             Date.now() < end && running(browser.pid);)
+        {
             await sleep(50);
         }
         try {
@@ -123,7 +158,7 @@ function connect(browser, onEvent, timeout) {
 /* the DOM of url once its scripts are done (ten seconds of virtual time) */
 function dumpDom(url, size, prefix, timeout) {
     return withChromium(size, prefix, async (browser) => {
-        const code = await Promise.race([browser.exited, sleep(timeout)]);
+        const code = await within(browser.exited, timeout);
 
         if (code !== 0) {
             throw new Error('chromium --dump-dom ' + url + ': '
@@ -137,4 +172,4 @@ function dumpDom(url, size, prefix, timeout) {
     }, ['--virtual-time-budget=10000', '--dump-dom', url]);
 }
 
-module.exports = { withChromium, connect, dumpDom, sleep };
+module.exports = { withChromium, connect, dumpDom, sleep, within };
