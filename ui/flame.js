@@ -234,13 +234,32 @@
         const list = t.kids.subarray(t.first[i], t.first[i + 1]);
 
         if (!t.sorted[i] && list.length > 1) {
-            const { total, base } = t;
+            const { total, base, name } = t, rank = ranks(t.names);
 
             list.sort((a, b) => total[b] - total[a] || base[b] - base[a]
-                                || (label(t, a) < label(t, b) ? -1 : 1));
+                                || rank[name[a]] - rank[name[b]]);
         }
         t.sorted[i] = 1;
         return list;
+    }
+
+    /*
+     * Each name's place in the names sorted, made once per profile: the
+     * children of equal size (many, where allocations are alike) are
+     * ordered by it, not by comparing their strings again and again
+     */
+    function ranks(names) {
+        if (names.ranks === undefined) {
+            const order = names.map((s, k) => k)
+                .sort((a, b) => (names[a] < names[b] ? -1
+                                 : names[a] > names[b] ? 1 : a - b));
+            const rank = new Int32Array(names.length);
+
+            order.forEach((k, at) => { rank[k] = at; });
+            Object.defineProperty(names, 'ranks', { value: rank,
+                                                    enumerable: false });
+        }
+        return names.ranks;
     }
 
     /* the function of a node; the root is "all" */
