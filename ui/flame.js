@@ -607,7 +607,7 @@
             kept[what] = k;
         }
 
-        /* a focus on a frame every stack has keeps the whole tree */
+        /* a focus or an ignore that kept every stack: the whole tree */
         let tree = buildTree(p, ti, keep !== undefined && keep.includes(0)
                                     ? keep : undefined);
 
