@@ -85,7 +85,8 @@
     /* the scripts a saved page holds, in their order */
     const SCRIPTS = ['flame.js', 'pprof.js', 'traffic.js', 'app.js'];
     const ROW = 18;         /* px per row of the flame graph, as viewer.css */
-    const TOP_ROWS = 500;   /* more rows cost more than anyone reads */
+    /* the top table's rows at first, and more at each ask: 500 took 200 ms */
+    const TOP_ROWS = 100;
 
     const state = {
         choices: F.choices(new URLSearchParams()),  /* as the fragment */
@@ -132,7 +133,8 @@
         loads: 0,           /* a newer load makes older answers moot */
         abort: null,        /* and ends their wait: a growth takes long */
         page: 'heap',       /* or traffic: the view shown */
-        trafficLoads: 0     /* as loads, of GET traffic */
+        trafficLoads: 0,    /* as loads, of GET traffic */
+        topRows: TOP_ROWS   /* the top table's, until asked for more */
     };
 
     const $ = (id) => document.getElementById(id);
@@ -1189,7 +1191,19 @@
 
             return state.colors.get(file ? file.label : 'unknown') || 'mx';
         }
-        return F.colorOf(F.label(t, i));
+        return nameColor(t.names, t.name[i]);
+    }
+
+    /* the colour by name of function f of names, hashed once per name */
+    function nameColor(names, f) {
+        if (names.colors === undefined) {
+            Object.defineProperty(names, 'colors', { value: [],
+                                                     enumerable: false });
+        }
+        if (names.colors[f] === undefined) {
+            names.colors[f] = F.colorOf(names[f]);
+        }
+        return names.colors[f];
     }
 
     /*
@@ -1443,24 +1457,51 @@
         const main = g === $('flame').graph, found = state.found;
         const fn = hovered(g), same = [], scheme = $('color').value;
 
+        /* the frames by colour, each colour set once: 4000 frames */
+        const fills = new Map(), matched = new Uint8Array(g.frames.length);
+
+        g.frames.forEach((f, k) => {
+            const i = f.id, t = f.t || g.t;
+
+            matched[k] = main && found !== null && i > 0
+                         && found.names.has(t.name[i]) ? 1 : 0;
+
+            const fill = colorOf(matched[k] ? 'match'
+                                            : colorClass(t, i, scheme))
+                         + (f.ancestor ? ' a' : '');
+
+            if (!fills.has(fill)) {
+                fills.set(fill, []);
+            }
+            fills.get(fill).push(f);
+        });
+        fills.forEach((list, fill) => {
+            /* the way back out, paler */
+            ctx.globalAlpha = fill.endsWith(' a') ? 0.55 : 1;
+            ctx.fillStyle = fill.replace(/ a$/, '');
+            for (const f of list) {
+                /* a pixel of gap on the right, but for frames under 2 px */
+                ctx.fillRect(f.x, rowTop(g, f.depth),
+                             f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
+            }
+        });
+        ctx.globalAlpha = 1;
+
+        let ink = null;
+
         g.frames.forEach((f, k) => {
             const y = rowTop(g, f.depth), i = f.id, t = f.t || g.t;
-            const match = main && found !== null && i > 0
-                          && found.names.has(t.name[i]);
             /* the selection is a node of g.t's: not one of the callers' */
             const chosen = main && i === state.selected && !f.t;
 
-            ctx.globalAlpha = f.ancestor ? 0.55 : 1;
-            ctx.fillStyle = colorOf(match ? 'match'
-                                          : colorClass(t, i, scheme));
-            /* a pixel of gap on the right, but for frames under 2 px */
-            ctx.fillRect(f.x, y, f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
-            ctx.globalAlpha = 1;
             if (f.w >= 24) {
                 const n = Math.floor((f.w - 6) / cw);
                 const label = g.labels[k];
 
-                ctx.fillStyle = match ? onMatch : text;
+                if (ink !== (matched[k] ? onMatch : text)) {
+                    ink = matched[k] ? onMatch : text;
+                    ctx.fillStyle = ink;
+                }
                 ctx.fillText(label.length <= n ? label
                              : label.slice(0, Math.max(1, n - 1)) + '\u2026',
                              f.x + 3, y + (ROW - 1) / 2);
@@ -1713,12 +1754,17 @@
         const r = F.regex($('search').value);
 
         $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
+        const was = state.found;
+
         state.searched = $('search').value;
         state.found = r.re && state.shown ? F.search(state.shown, r.re) : null;
         state.matchAt = -1;
         state.searchError = r.error || '';
 
-        repaint();
+        /* no search before or now: the graph as painted is right */
+        if (was !== null || state.found !== null) {
+            repaint();
+        }
         Array.from($('top').tBodies[0].rows).forEach((tr) =>
             tr.classList.toggle('match', state.found !== null
                 && state.found.names.has(Number(tr.dataset.fn))));
@@ -1855,7 +1901,8 @@
 
     function renderTop() {
         const all = state.tree ? state.tree.total[0] : 0;
-        const more = state.rows.length - TOP_ROWS;
+        const shown = Math.min(state.rows.length, state.topRows);
+        const more = state.rows.length - shown;
         /* a comparison's change columns, as their heads in index.html */
         const delta = (d) => (state.based ? [el('td', dval(d),
             'num' + (d > 0 ? ' grown' : d < 0 ? ' shrunk' : ''))] : []);
@@ -1871,7 +1918,7 @@
                el('td', F.formatValue(r.pcum, state.pairUnit), 'num pair')]
             : []);
 
-        $('top').tBodies[0].replaceChildren(...state.rows.slice(0, TOP_ROWS)
+        $('top').tBodies[0].replaceChildren(...state.rows.slice(0, shown)
             .map((r) => {
                 const tr = row([el('td', r.name, 'name'),
                                 el('td', val(r.flat), 'num'),
@@ -1884,8 +1931,12 @@
                 tr.dataset.fn = r.fn;
                 return tr;
             }));
-        $('top-more').textContent = more > 0
-            ? more + ' more functions, each smaller: search to find one' : '';
+        $('top-more-text').textContent = more > 0
+            ? more + ' more functions, each smaller: search to find one, or'
+            : '';
+        $('top-more-rows').hidden = more === 0;
+        $('top-more-rows').textContent = 'show ' + (more > 5 * TOP_ROWS
+            ? F.formatCount(5 * TOP_ROWS) + ' more' : 'them');
         sortHeads($('top'), state.sort, (th) => {
             if (th.classList.contains('delta')) {
                 th.hidden = !state.based;
@@ -2728,6 +2779,10 @@
            renderModules, 'module');
 
     /* a function of the table: show it in the graph */
+    $('top-more-rows').addEventListener('click', () => {
+        state.topRows += 5 * TOP_ROWS;
+        renderTop();
+    });
     $('top').tBodies[0].addEventListener('click', (ev) => {
         const td = ev.target.closest('td.name');
 

@@ -162,33 +162,50 @@
     }
 
     /*
-     * The totals of a skeleton whose self values add() has set: one
-     * backward pass, for a parent comes before its children.  Children
-     * are listed per node (first, kids), in no order until children()
-     * sorts them; size[i] counts the nodes with bytes in i's subtree.
+     * n zeros, read only: a tree without a base (or margins) has them for
+     * its base values.  Shared by every tree, made once for the largest:
+     * fresh memory costs a page fault per 4 KiB on first touch, most of
+     * the time of a tree of 50k stacks.
+     */
+    let zeroes = new Float64Array(0);
+
+    function zeros(n) {
+        if (zeroes.length < n) {
+            zeroes = new Float64Array(n);
+        }
+        return zeroes.subarray(0, n);
+    }
+
+    /*
+     * The totals of a skeleton whose own values add() has set (in total
+     * and count, bself, ssig and smarg): one backward pass, for a parent
+     * comes before its children.  Children are listed per node (first,
+     * kids), in no order until children() sorts them; size[i] counts the
+     * nodes with bytes in i's subtree.  self and cself are made from the
+     * totals when first read: the graph needs none of them, and at 50k
+     * stacks their memory, paged in, took 30 ms before it was drawn.
      */
     function sum(sk, names, add, based, margined = false) {
         const n = sk.n, parent = sk.parent;
-        /* without a base, one array of zeros stands for all four */
-        const zero = based ? null : new Float64Array(n);
-        const mzero = margined ? null : zero || new Float64Array(n);
+        const f64 = (want) => (want ? new Float64Array(n) : zeros(n));
         const t = { n, names, name: sk.name, parent, based, margined,
-                    total: new Float64Array(n), self: new Float64Array(n),
-                    count: new Float64Array(n), cself: new Float64Array(n),
-                    base: zero || new Float64Array(n),
-                    bself: zero || new Float64Array(n),
-                    sig: zero || new Float64Array(n),
-                    ssig: zero || new Float64Array(n),
-                    marg: mzero || new Float64Array(n),
-                    smarg: mzero || new Float64Array(n),
+                    total: f64(true), count: f64(true),
+                    base: f64(based), bself: f64(based),
+                    sig: f64(based), ssig: f64(based),
+                    marg: f64(margined), smarg: f64(margined),
                     size: new Int32Array(n), first: new Int32Array(n + 1),
                     kids: new Int32Array(Math.max(0, n - 1)),
                     sorted: new Uint8Array(n) };
         const { total, count, base, sig, marg, size, first, kids } = t;
+        const own = { self: null, cself: null };
 
+        Object.defineProperties(t, {
+            self: { enumerable: true,
+                    get: () => own.self || (own.self = ownOf(t, total)) },
+            cself: { enumerable: true,
+                     get: () => own.cself || (own.cself = ownOf(t, count)) }
+        });
         add(t);
-        total.set(t.self);
-        count.set(t.cself);
         if (based) {
             base.set(t.bself);
             sig.set(t.ssig);
@@ -196,6 +213,7 @@
         if (margined) {
             marg.set(t.smarg);
         }
+        /* first[q] counts q's children, then ends their run in kids */
         for (let i = n - 1; i > 0; i--) {
             const q = parent[i];
 
@@ -210,19 +228,31 @@
             }
             size[i] += total[i] > 0 ? 1 : 0;
             size[q] += size[i];
-            first[q + 1]++;
+            first[q]++;
         }
         size[0] += total[0] > 0 ? 1 : 0;
-        for (let i = 0; i < n; i++) {
-            first[i + 1] += first[i];
-        }
-
-        const at = first.slice(0, n);
-
         for (let i = 1; i < n; i++) {
-            kids[at[parent[i]]++] = i;
+            first[i] += first[i - 1];
+        }
+        first[n] = n - 1;
+        /* filled from the ends back: first[q] is then where q's begin */
+        for (let i = n - 1; i > 0; i--) {
+            kids[--first[parent[i]]] = i;
         }
         return t;
+    }
+
+    /*
+     * The own values of tree t's nodes from their totals (of tot): less
+     * their children's.  Whole numbers, as profiles have: exact.
+     */
+    function ownOf(t, tot) {
+        const out = Float64Array.from(tot), parent = t.parent;
+
+        for (let i = 1; i < t.n; i++) {
+            out[parent[i]] -= tot[i];
+        }
+        return out;
     }
 
     /*
@@ -275,16 +305,19 @@
         const margins = margined(p, ti) ? p.margins : null;
 
         return (t) => {
+            /* the own values, in what sum() makes the totals */
+            const { total: self, count: cself } = t, values = p.values;
+
             for (let s = 0; s < leaf.length; s++) {
                 if (keep !== undefined && !keep[s]) {
                     continue;
                 }
 
-                const row = p.values[s], v = row[ti] > 0 ? row[ti] : 0;
+                const row = values[s], v = row[ti] > 0 ? row[ti] : 0;
                 const i = leaf[s];
 
-                t.self[i] += v;
-                t.cself[i] += v > 0 && ci >= 0 ? row[ci] : 0;
+                self[i] += v;
+                cself[i] += v > 0 && ci >= 0 ? row[ci] : 0;
                 if (t.based) {
                     const b = sides(p, s, ti)[1];
 
@@ -362,31 +395,37 @@
      * of 650k nodes mostly zero.
      */
     function kept(sk, keep) {
-        const used = new Int32Array(sk.n).fill(-1), leaf = sk.leaf;
+        const on = new Uint8Array(sk.n), leaf = sk.leaf;
         let m = 1;
 
-        used[0] = 0;
+        on[0] = 1;
         for (let s = 0; s < leaf.length; s++) {
-            for (let i = keep[s] ? leaf[s] : 0; used[i] === -1;
+            for (let i = keep[s] ? leaf[s] : 0; on[i] === 0;
                  i = sk.parent[i]) {
-                used[i] = -2;
+                on[i] = 1;
+                m++;
             }
         }
-        for (let i = 1; i < sk.n; i++) {
-            if (used[i] === -2) {
-                used[i] = m++;
-            }
+        /*
+         * most of the nodes kept: the whole skeleton, its other nodes of
+         * no bytes (layout() leaves them out), and no copy of it made
+         */
+        if (2 * m > sk.n) {
+            return sk;
         }
 
+        const used = new Int32Array(sk.n);
         const name = new Int32Array(m), parent = new Int32Array(m);
         const out = new Int32Array(leaf.length);
 
         name[0] = -1;
         parent[0] = -1;
-        for (let i = 1; i < sk.n; i++) {
-            if (used[i] > 0) {
-                name[used[i]] = sk.name[i];
-                parent[used[i]] = used[sk.parent[i]];
+        for (let i = 1, k = 1; i < sk.n; i++) {
+            if (on[i] === 1) {
+                used[i] = k;
+                name[k] = sk.name[i];
+                parent[k] = used[sk.parent[i]];
+                k++;
             }
         }
         for (let s = 0; s < leaf.length; s++) {
@@ -472,9 +511,10 @@
      */
     function derive(src, path) {
         const b = builder(), ends = [], at = [];
+        const { self, cself, bself } = src;
 
         for (let i = 1; i < src.n; i++) {
-            if (src.self[i] === 0 && src.bself[i] === 0 && src.cself[i] === 0) {
+            if (self[i] === 0 && bself[i] === 0 && cself[i] === 0) {
                 continue;
             }
 
@@ -493,8 +533,8 @@
             at.push(node);
         }
         return sum(b.skeleton(), src.names, (d) => ends.forEach((i, k) => {
-            d.self[at[k]] += src.self[i];
-            d.cself[at[k]] += src.cself[i];
+            d.total[at[k]] += self[i];
+            d.count[at[k]] += cself[i];
             if (d.based) {
                 d.bself[at[k]] += src.bself[i];
                 d.ssig[at[k]] += src.ssig[i];
@@ -580,7 +620,9 @@
             }
             return on;
         };
-        const bytes = (s) => sides(p, s, ti)[0];
+        const values = p.values;
+        /* sides(p, s, ti)[0], with no array made for each of 50k stacks */
+        const bytes = (s) => (values[s][ti] > 0 ? values[s][ti] : 0);
         let keep;
 
         kept.all = { stacks, bytes: 0 };
@@ -773,7 +815,8 @@
     function run(t, i) {
         const out = [];
 
-        while (t.self[i] === 0 && t.total[i] > 0) {
+        /* one callee of all its bytes: none are its own */
+        while (t.total[i] > 0) {
             const list = children(t, i);
 
             if (list.length === 0 || t.total[list[0]] !== t.total[i]) {
@@ -853,13 +896,22 @@
         const bflat = new Float64Array(m), bcum = new Float64Array(m);
         const pflat = new Float64Array(m), pcum = new Float64Array(m);
         const sflat = new Float64Array(m), mflat = new Float64Array(m);
-        const on = new Int32Array(m), todo = new Int32Array(2 * t.n + 1);
-        let sp = 0;
+        const on = new Int32Array(m), { self, cself } = t;
+        /* the nodes to visit: a path's and its siblings', grown as needed */
+        let todo = new Int32Array(1024), sp = 0;
 
         /* depth first: a function on the path already is not counted */
         todo[sp++] = 0;
         while (sp > 0) {
             const i = todo[--sp];
+
+            if (sp + 1 + t.first[i + 1] - t.first[i] > todo.length) {
+                const more = new Int32Array(2 * (todo.length + t.first[i + 1]
+                                                 - t.first[i]));
+
+                more.set(todo.subarray(0, sp));
+                todo = more;
+            }
 
             if (i < 0) {
                 on[t.name[~i]]--;
@@ -868,15 +920,21 @@
             if (i > 0) {
                 const f = t.name[i];
 
-                flat[f] += t.self[i];
-                bflat[f] += t.bself[i];
-                pflat[f] += t.cself[i];
-                sflat[f] += t.ssig[i];
-                mflat[f] += t.smarg[i];
+                flat[f] += self[i];
+                pflat[f] += cself[i];
+                /* a tree without a base has zeros there: not read, not
+                   paged in */
+                if (based) {
+                    bflat[f] += t.bself[i];
+                    sflat[f] += t.ssig[i];
+                }
+                if (t.margined) {
+                    mflat[f] += t.smarg[i];
+                }
                 if (on[f]++ === 0) {
                     cum[f] += t.total[i];
-                    bcum[f] += t.base[i];
                     pcum[f] += t.count[i];
+                    bcum[f] += based ? t.base[i] : 0;
                 }
                 todo[sp++] = ~i;
             }
@@ -938,40 +996,57 @@
      * Each node takes it from its path, one forward pass.
      */
     function modules(t, p) {
-        const n = t.n, files = p.files || [], nf = files.length;
-        const kindOf = (i) => {
-            const k = p.name_files ? p.name_files[t.name[i]] : -1;
-
-            return k >= 0 && k < nf ? k : -1;
-        };
-        const mod = new Int32Array(n).fill(-1), inner = new Int32Array(n).fill(-1);
-        const bin = new Uint8Array(n), rows = new Map();
-        const labels = files.map((file) => baseName(file.path));
+        const n = t.n, files = p.files || [];
+        const nameFile = p.name_files || [];
+        /*
+         * per node, packed: the innermost module's file + 1 (bits 0-14),
+         * the innermost known file + 1 (15-29), a frame in nginx (30);
+         * past 32,766 files (none has so many), a file counts as unknown
+         */
+        const FILE = 0x7fff, BIN = 1 << 30;
+        const nf = Math.min(files.length, FILE - 1);
+        const kind = files.slice(0, nf).map((file) => file.kind);
+        const at = new Int32Array(n), rows = new Map(), { self, cself } = t;
+        /* by row: a file's (0 to nf - 1), nginx's (nf), unknown (nf + 1) */
+        const bytes = new Float64Array(nf + 2);
+        const objects = new Float64Array(nf + 2);
 
         for (let i = 1; i < n; i++) {
-            const q = t.parent[i], k = kindOf(i);
-            const kind = k >= 0 ? files[k].kind : '';
+            const f = t.name[i], k = f < nameFile.length ? nameFile[f] : -1;
+            let c = at[t.parent[i]];
 
-            mod[i] = kind === 'module' ? k : mod[q];
-            bin[i] = kind === 'binary' ? 1 : bin[q];
-            inner[i] = k >= 0 ? k : inner[q];
-            if (t.self[i] === 0 && t.cself[i] === 0) {
+            if (k >= 0 && k < nf) {
+                c = (c & ~(FILE << 15)) | ((k + 1) << 15)
+                    | (kind[k] === 'binary' ? BIN : 0);
+                c = kind[k] === 'module' ? (c & ~FILE) | (k + 1) : c;
+            }
+            at[i] = c;
+            if (self[i] === 0 && cself[i] === 0) {
                 continue;
             }
 
-            const k2 = mod[i] >= 0 ? mod[i] : bin[i] ? -2 : inner[i];
-            const name = k2 === -2 ? 'nginx' : k2 >= 0 ? labels[k2] : 'unknown';
-            let r = rows.get(name);
+            /* a module's, else nginx's, else a file's, else unknown */
+            const mod = c & FILE, inner = (c >> 15) & FILE;
+            const r = mod > 0 ? mod - 1 : c & BIN ? nf
+                    : inner > 0 ? inner - 1 : nf + 1;
 
-            if (r === undefined) {
-                r = { module: name, kind: k2 === -2 ? 'binary'
-                                          : k2 >= 0 ? files[k2].kind
-                                                    : 'unknown',
-                      bytes: 0, objects: 0 };
-                rows.set(name, r);
+            bytes[r] += self[i];
+            objects[r] += cself[i];
+        }
+        for (let r = 0; r < nf + 2; r++) {
+            if (bytes[r] === 0 && objects[r] === 0) {
+                continue;
             }
-            r.bytes += t.self[i];
-            r.objects += t.cself[i];
+
+            const name = r === nf ? 'nginx' : r === nf + 1 ? 'unknown'
+                       : baseName(files[r].path);
+            const row = rows.get(name) || { module: name, kind: r === nf
+                ? 'binary' : r === nf + 1 ? 'unknown' : files[r].kind,
+                bytes: 0, objects: 0 };
+
+            row.bytes += bytes[r];
+            row.objects += objects[r];
+            rows.set(name, row);
         }
         return [...rows.values()].sort((a, b) => b.bytes - a.bytes
                                        || (a.module < b.module ? -1 : 1));
