@@ -255,3 +255,35 @@ test('a function\'s callers and callees: one graph, the function once',
     assert.deepStrictEqual(m.middle, [['main', true, false]]);
     assert.strictEqual(m.callers, 0);
 });
+
+test('the top table: its first 100 rows, more on asking, none lost',
+     { skip }, async () => {
+    const seen = await drive(serve({ stacks: 2000 }), '', `
+    const rows = () => [...$('#top').tBodies[0].rows];
+    const seen = {};
+
+    await tables();
+    seen.first = rows().length;
+    seen.text = $('#top-more-text').textContent;
+    seen.button = $('#top-more-rows').hidden ? null
+                                             : $('#top-more-rows').textContent;
+    seen.widest = rows()[0].cells[0].textContent;
+    $('#top-more-rows').click();
+    seen.more = rows().length;
+    seen.after = $('#top-more-rows').hidden;
+    seen.rest = $('#top-more-text').textContent;
+    seen.same = rows()[0].cells[0].textContent === seen.widest;
+    return seen;
+    `);
+
+    assert.strictEqual(seen.failed, undefined);
+    assert.strictEqual(seen.first, 100);
+    const m = seen.text.match(/^(\d+) more functions, each smaller: search/);
+    assert.ok(m, seen.text);
+    assert.strictEqual(seen.button, Number(m[1]) > 500 ? 'show 500 more'
+                                                        : 'show them');
+    // all of them or 500 more: none left out that the count said
+    assert.strictEqual(seen.more, Math.min(100 + Number(m[1]), 600));
+    assert.strictEqual(seen.after, seen.more === 100 + Number(m[1]));
+    assert.ok(seen.same, 'the same order, the widest first');
+});
