@@ -30,6 +30,9 @@ typedef struct {
     uint64_t                   *frames;      /* return addresses, innermost
                                                 first, as jemalloc dumps */
     uint32_t                    nframes;
+    uint32_t                    hash;        /* of the frames: the index
+                                                compares frames only where
+                                                it matches */
     uint64_t                    objs;        /* live: sampled counts, as in */
     uint64_t                    bytes;       /* the dump, not unbiased */
     uint64_t                    accum_objs;  /* since start or reset */
