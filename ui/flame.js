@@ -896,7 +896,7 @@
         const bflat = new Float64Array(m), bcum = new Float64Array(m);
         const pflat = new Float64Array(m), pcum = new Float64Array(m);
         const sflat = new Float64Array(m), mflat = new Float64Array(m);
-        const on = new Int32Array(m), { self, cself } = t;
+        const on = new Int32Array(m), { total, count, first, kids } = t;
         /* the nodes to visit: a path's and its siblings', grown as needed */
         let todo = new Int32Array(1024), sp = 0;
 
@@ -905,23 +905,35 @@
         while (sp > 0) {
             const i = todo[--sp];
 
-            if (sp + 1 + t.first[i + 1] - t.first[i] > todo.length) {
-                const more = new Int32Array(2 * (todo.length + t.first[i + 1]
-                                                 - t.first[i]));
+            if (i < 0) {
+                on[t.name[~i]]--;
+                continue;
+            }
+            if (sp + 1 + first[i + 1] - first[i] > todo.length) {
+                const more = new Int32Array(2 * (todo.length + first[i + 1]
+                                                 - first[i]));
 
                 more.set(todo.subarray(0, sp));
                 todo = more;
             }
 
-            if (i < 0) {
-                on[t.name[~i]]--;
-                continue;
+            /* its own: its total less its children's (t.self unmade) */
+            let own = total[i], cown = count[i];
+
+            /* below its children: its function off the path after them */
+            if (i > 0) {
+                todo[sp++] = ~i;
+            }
+            for (let k = first[i]; k < first[i + 1]; k++) {
+                own -= total[kids[k]];
+                cown -= count[kids[k]];
+                todo[sp++] = kids[k];
             }
             if (i > 0) {
                 const f = t.name[i];
 
-                flat[f] += self[i];
-                pflat[f] += cself[i];
+                flat[f] += own;
+                pflat[f] += cown;
                 /* a tree without a base has zeros there: not read, not
                    paged in */
                 if (based) {
@@ -932,14 +944,10 @@
                     mflat[f] += t.smarg[i];
                 }
                 if (on[f]++ === 0) {
-                    cum[f] += t.total[i];
-                    pcum[f] += t.count[i];
+                    cum[f] += total[i];
+                    pcum[f] += count[i];
                     bcum[f] += based ? t.base[i] : 0;
                 }
-                todo[sp++] = ~i;
-            }
-            for (let k = t.first[i]; k < t.first[i + 1]; k++) {
-                todo[sp++] = t.kids[k];
             }
         }
         cum.forEach((c, f) => {
@@ -1006,10 +1014,14 @@
         const FILE = 0x7fff, BIN = 1 << 30;
         const nf = Math.min(files.length, FILE - 1);
         const kind = files.slice(0, nf).map((file) => file.kind);
-        const at = new Int32Array(n), rows = new Map(), { self, cself } = t;
+        const at = new Int32Array(n), rows = new Map(), { total, count } = t;
         /* by row: a file's (0 to nf - 1), nginx's (nf), unknown (nf + 1) */
         const bytes = new Float64Array(nf + 2);
         const objects = new Float64Array(nf + 2);
+        /* a module's, else nginx's, else a file's, else unknown */
+        const row = (c) => ((c & FILE) > 0 ? (c & FILE) - 1 : c & BIN ? nf
+                            : ((c >> 15) & FILE) > 0 ? ((c >> 15) & FILE) - 1
+                            : nf + 1);
 
         for (let i = 1; i < n; i++) {
             const f = t.name[i], k = f < nameFile.length ? nameFile[f] : -1;
@@ -1021,17 +1033,19 @@
                 c = kind[k] === 'module' ? (c & ~FILE) | (k + 1) : c;
             }
             at[i] = c;
-            if (self[i] === 0 && cself[i] === 0) {
-                continue;
+
+            /*
+             * its own bytes to its row: its total there, and taken from
+             * its parent's (t.self unmade)
+             */
+            const r = row(c), q = t.parent[i];
+
+            bytes[r] += total[i];
+            objects[r] += count[i];
+            if (q > 0) {
+                bytes[row(at[q])] -= total[i];
+                objects[row(at[q])] -= count[i];
             }
-
-            /* a module's, else nginx's, else a file's, else unknown */
-            const mod = c & FILE, inner = (c >> 15) & FILE;
-            const r = mod > 0 ? mod - 1 : c & BIN ? nf
-                    : inner > 0 ? inner - 1 : nf + 1;
-
-            bytes[r] += self[i];
-            objects[r] += cself[i];
         }
         for (let r = 0; r < nf + 2; r++) {
             if (bytes[r] === 0 && objects[r] === 0) {
@@ -1040,13 +1054,13 @@
 
             const name = r === nf ? 'nginx' : r === nf + 1 ? 'unknown'
                        : baseName(files[r].path);
-            const row = rows.get(name) || { module: name, kind: r === nf
+            const entry = rows.get(name) || { module: name, kind: r === nf
                 ? 'binary' : r === nf + 1 ? 'unknown' : files[r].kind,
                 bytes: 0, objects: 0 };
 
-            row.bytes += bytes[r];
-            row.objects += objects[r];
-            rows.set(name, row);
+            entry.bytes += bytes[r];
+            entry.objects += objects[r];
+            rows.set(name, entry);
         }
         return [...rows.values()].sort((a, b) => b.bytes - a.bytes
                                        || (a.module < b.module ? -1 : 1));
