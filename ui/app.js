@@ -932,6 +932,23 @@
         showGone();
         detail(state.selected);
         document.body.dataset.tables = 'ready';
+        warmLater();
+    }
+
+    /*
+     * Memory for the next tree (a focus, another view) made ready once
+     * the page is idle after the tables: a focus at 50k stacks then
+     * finds it instead of paging in 8 MiB as the user waits
+     */
+    function warmLater() {
+        const p = state.profile, idle = window.requestIdleCallback
+                                        || ((fn) => setTimeout(fn, 0));
+
+        idle(() => {
+            if (state.profile === p && p !== null) {
+                F.warm(p);
+            }
+        });
     }
 
     /* the bytes by module, and the colours of that scheme */
@@ -1144,8 +1161,8 @@
                  + F.label(t, focus) : '')
             + (state.based ? '\n' + change(t, i) : '')
             + (state.counted ? '\n' + sayPair(t.count[i]) : '')
-            + (t.self[i] > 0 ? '\nallocated here: ' + say(t.self[i])
-                             : '')
+            + (F.own(t, i) > 0 ? '\nallocated here: ' + say(F.own(t, i))
+                               : '')
             + (i > 0 ? overAll(t, t.name[i], '\nthe function, in ') : '');
     }
 
@@ -1320,7 +1337,7 @@
                                + (n === 0 ? ': none, it is an outermost caller'
                                           : ', outwards') },
             { depth: n + 2, text: '\u25bc callees of ' + state.fn
-                + (fn !== undefined && t.total[fn] === t.self[fn]
+                + (fn !== undefined && t.total[fn] === F.own(t, fn)
                    ? ': none, it allocated all of it itself' : '') }];
 
         out.focus = frames.focus;
@@ -1718,8 +1735,8 @@
         $('d-raw-line').hidden = i === 0;
         $('d-total').textContent = say(t.total[i])
                                    + objects(t.count[i]);
-        $('d-self').textContent = say(t.self[i])
-                                  + objects(t.cself[i]);
+        $('d-self').textContent = say(F.own(t, i))
+                                  + objects(F.own(t, i, t.count));
         $('d-share').textContent = F.formatShare(t.total[i], t.total[0])
             + ' of all' + (z > 0 && i !== z && t.total[i] <= t.total[z]
                            ? ', ' + F.formatShare(t.total[i], t.total[z])
@@ -1867,7 +1884,7 @@
             /* up to where the view changes: past a run of single callers */
             let up = state.zoomed > 0 ? t.parent[state.zoomed] : 0;
 
-            while (up > 0 && t.self[up] === 0
+            while (up > 0 && F.own(t, up) === 0
                    && t.total[F.children(t, up)[0]] === t.total[up]) {
                 up = t.parent[up];
             }

@@ -177,6 +177,36 @@
     }
 
     /*
+     * Memory made ready while the page is idle, for the next tree that
+     * sum() makes: an array's page costs a fault when first touched (in
+     * chromium on a virtual machine some 7 ms a MiB, most of a focus's
+     * time at 50k stacks).  warm(p) makes the worth of profile p's whole
+     * tree (total and count, size, first and kids, sorted), its pages
+     * touched; sum() takes it for a tree of at most as many nodes, once:
+     * it is never handed out again, so no tree shares it.
+     */
+    let spare = null;
+
+    function warm(p) {
+        const n = skeleton(p).n;
+
+        if (spare === null || spare.n < n) {
+            spare = { n, f64: new Float64Array(2 * n).fill(0),
+                      i32: new Int32Array(3 * n + 1).fill(0),
+                      u8: new Uint8Array(n).fill(0) };
+        }
+    }
+
+    function take(n) {
+        const ready = spare !== null && spare.n >= n ? spare : null;
+
+        if (ready !== null) {
+            spare = null;
+        }
+        return ready;
+    }
+
+    /*
      * The totals of a skeleton whose own values add() has set (in total
      * and count, bself, ssig and smarg): one backward pass, for a parent
      * comes before its children.  Children are listed per node (first,
@@ -186,24 +216,30 @@
      * stacks their memory, paged in, took 30 ms before it was drawn.
      */
     function sum(sk, names, add, based, margined = false) {
-        const n = sk.n, parent = sk.parent;
+        const n = sk.n, parent = sk.parent, ready = take(n);
         const f64 = (want) => (want ? new Float64Array(n) : zeros(n));
         const t = { n, names, name: sk.name, parent, based, margined,
-                    total: f64(true), count: f64(true),
+                    total: ready ? ready.f64.subarray(0, n) : f64(true),
+                    count: ready ? ready.f64.subarray(n, 2 * n) : f64(true),
                     base: f64(based), bself: f64(based),
                     sig: f64(based), ssig: f64(based),
                     marg: f64(margined), smarg: f64(margined),
-                    size: new Int32Array(n), first: new Int32Array(n + 1),
-                    kids: new Int32Array(Math.max(0, n - 1)),
-                    sorted: new Uint8Array(n) };
+                    size: ready ? ready.i32.subarray(0, n) : new Int32Array(n),
+                    first: ready ? ready.i32.subarray(n, 2 * n + 1)
+                                 : new Int32Array(n + 1),
+                    kids: ready ? ready.i32.subarray(2 * n + 1, 3 * n)
+                                : new Int32Array(Math.max(0, n - 1)),
+                    sorted: ready ? ready.u8.subarray(0, n)
+                                  : new Uint8Array(n) };
         const { total, count, base, sig, marg, size, first, kids } = t;
-        const own = { self: null, cself: null };
+        const made = { self: null, cself: null };
 
         Object.defineProperties(t, {
             self: { enumerable: true,
-                    get: () => own.self || (own.self = ownOf(t, total)) },
+                    get: () => made.self || (made.self = ownOf(t, total)) },
             cself: { enumerable: true,
-                     get: () => own.cself || (own.cself = ownOf(t, count)) }
+                     get: () => made.cself
+                                || (made.cself = ownOf(t, count)) }
         });
         add(t);
         if (based) {
@@ -243,9 +279,19 @@
     }
 
     /*
-     * The own values of tree t's nodes from their totals (of tot): less
-     * their children's.  Whole numbers, as profiles have: exact.
+     * Node i's own value of tot (t.total, or t.count for its objects): its
+     * total less its children's.  Whole numbers, as profiles have: exact.
      */
+    function own(t, i, tot = t.total) {
+        let v = tot[i];
+
+        for (let k = t.first[i]; k < t.first[i + 1]; k++) {
+            v -= tot[t.kids[k]];
+        }
+        return v;
+    }
+
+    /* own() of every node, as an array: t.self and t.cself when read */
     function ownOf(t, tot) {
         const out = Float64Array.from(tot), parent = t.parent;
 
@@ -510,11 +556,12 @@
      * of the new path root first, or null to leave the stack out.
      */
     function derive(src, path) {
-        const b = builder(), ends = [], at = [];
-        const { self, cself, bself } = src;
+        const b = builder(), ends = [], at = [], mine = [];
 
         for (let i = 1; i < src.n; i++) {
-            if (self[i] === 0 && bself[i] === 0 && cself[i] === 0) {
+            const self = own(src, i), cself = own(src, i, src.count);
+
+            if (self === 0 && src.bself[i] === 0 && cself === 0) {
                 continue;
             }
 
@@ -531,10 +578,11 @@
             }
             ends.push(i);
             at.push(node);
+            mine.push(self, cself);
         }
         return sum(b.skeleton(), src.names, (d) => ends.forEach((i, k) => {
-            d.total[at[k]] += self[i];
-            d.count[at[k]] += cself[i];
+            d.total[at[k]] += mine[2 * k];
+            d.count[at[k]] += mine[2 * k + 1];
             if (d.based) {
                 d.bself[at[k]] += src.bself[i];
                 d.ssig[at[k]] += src.ssig[i];
@@ -1295,7 +1343,8 @@
     }
 
     const MallocFlame = { buildTree, countIndex, unitOf, typeLabel,
-                          formatValue, formatValueDelta, children, label, chainLabel,
+                          formatValue, formatValueDelta, children, own, warm,
+                          label, chainLabel,
                           invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,
                           largestChange, changeClass, gone, sortRows,

@@ -108,6 +108,41 @@ test('tree totals add up from the leaves', () => {
     })(obj(tree, 0));
 });
 
+test('own values: a node\'s total less its children\'s, as self', () => {
+    const tree = F.buildTree(SMALL, 0);
+
+    for (let i = 0; i < tree.n; i++) {
+        assert.strictEqual(F.own(tree, i), tree.self[i]);
+        assert.strictEqual(F.own(tree, i, tree.count), tree.cself[i]);
+    }
+    assert.strictEqual(F.own(tree, node(tree, ['main', 'worker',
+                                               'ngx_palloc']).id), 600);
+});
+
+test('memory made ready for the next tree: taken once, never shared',
+     () => {
+    const re = (text) => F.regex(text).re;
+    const fresh = F.filter(CALLS, 0, { focus: re('^b$') }).tree;
+
+    F.warm(CALLS);
+
+    const one = F.filter(CALLS, 0, { focus: re('^b$') }).tree;
+    const two = F.filter(CALLS, 0, { focus: re('^b$') }).tree;
+
+    // the same trees as without it, and no two of them on one buffer
+    for (const t of [one, two]) {
+        assert.deepStrictEqual([...t.total], [...fresh.total]);
+        assert.deepStrictEqual([...t.count], [...fresh.count]);
+        assert.deepStrictEqual([...t.size], [...fresh.size]);
+        assert.deepStrictEqual(kids(t, ['main']), kids(fresh, ['main']));
+    }
+    assert.notStrictEqual(one.total.buffer, two.total.buffer);
+    assert.notStrictEqual(one.kids.buffer, two.kids.buffer);
+    // one took it: a subarray of a larger buffer
+    assert.ok([one, two].some((t) => t.total.buffer.byteLength
+                                      > 8 * t.n));
+});
+
 test('the tree comes as nodes: parent before children, "up" back', () => {
     // main(0) -> a(1) -> b(2); main -> c(3): stacks end in b and c
     const p = {
