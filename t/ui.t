@@ -581,8 +581,17 @@ sub frames {
 # (MallocViewer.frames(): kind, name, cls, title, x, y, w, h of each)
 sub page {
     my ($url) = @_;
+    # the graph may be drawn before GET ./ (the workers, the controls) is
+    # answered: the page asks both at once, and under load either comes
+    # first
     my $seen = drive($url, <<'JS');
-async () => ({ html: document.documentElement.outerHTML, frames: drawn() })
+async () => {
+    for (const end = Date.now() + 10000;
+         Date.now() < end && $('#sampling').textContent === '';) {
+        await new Promise((ok) => setTimeout(ok, 20));
+    }
+    return { html: document.documentElement.outerHTML, frames: drawn() };
+}
 JS
     return ($seen->{html} // "failed: $seen->{failed}", $seen->{frames});
 }

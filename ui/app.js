@@ -1770,11 +1770,9 @@
 
     /* the search: frames and table rows of matching functions get "match" */
     function mark() {
-        const r = F.regex($('search').value);
+        const r = F.regex($('search').value), was = state.found;
 
         $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
-        const was = state.found;
-
         state.searched = $('search').value;
         state.found = r.re && state.shown ? F.search(state.shown, r.re) : null;
         state.matchAt = -1;
@@ -2797,11 +2795,12 @@
     sorter($('modules'), () => state.msort, (s) => { state.msort = s; },
            renderModules, 'module');
 
-    /* a function of the table: show it in the graph */
+    /* the top table's next rows */
     $('top-more-rows').addEventListener('click', () => {
         state.topRows += 5 * TOP_ROWS;
         renderTop();
     });
+    /* a function of the table: show it in the graph */
     $('top').tBodies[0].addEventListener('click', (ev) => {
         const td = ev.target.closest('td.name');
 

@@ -966,22 +966,22 @@
             }
 
             /* its own: its total less its children's (t.self unmade) */
-            let own = total[i], cown = count[i];
+            let mine = total[i], cmine = count[i];
 
             /* below its children: its function off the path after them */
             if (i > 0) {
                 todo[sp++] = ~i;
             }
             for (let k = first[i]; k < first[i + 1]; k++) {
-                own -= total[kids[k]];
-                cown -= count[kids[k]];
+                mine -= total[kids[k]];
+                cmine -= count[kids[k]];
                 todo[sp++] = kids[k];
             }
             if (i > 0) {
                 const f = t.name[i];
 
-                flat[f] += own;
-                pflat[f] += cown;
+                flat[f] += mine;
+                pflat[f] += cmine;
                 /* a tree without a base has zeros there: not read, not
                    paged in */
                 if (based) {
