@@ -21,9 +21,9 @@
 # in DISTS_JOBS lanes (2 by default: the tests mostly wait), each on test
 # ports of its own: a lane starts its next release when its last ends,
 # and the slowest come first (testing's, then 13's), so that the lanes
-# end together: 2 minutes less than in batches.  Prints one line per release (nginx, jemalloc,
-# PASS or FAIL, minutes) and then what failed; the logs stay in
-# build/dists/<release>.log.  Exits 1 if any release fails, a root that
+# end together: 2 minutes less than in batches.  Prints one line per
+# release (nginx, jemalloc, PASS or FAIL, minutes) and then what failed;
+# the logs stay in build/dists/<release>.log.  Exits 1 if any release fails, a root that
 # cannot be built included.
 
 set -u
