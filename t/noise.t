@@ -373,9 +373,24 @@ sub watch_snapshot {
     $t->stop;
 }
 
+# The leak is a growth near the judgement's detection limit: under load
+# the requests that drip come slower, the window holds less of it, and at
+# times it cannot be told from the noise (a CI root, 2.74 MiB against a
+# limit of 0.6 to 3.1 MiB).  A miss is measured again, and fails only
+# when the second misses too; a judgement that never names it fails both.
+sub named_watch {
+    my ($query) = @_;
+    my @got = calm_watch($query);
+    return @got if flat($got[2], 'ngx_http_malloc_test_drip') > 0;
+    diag "watch ($query): the leak not told from the noise, measured "
+         . "again:\n" . $got[3];
+    $got[0]->stop;
+    return calm_watch($query);
+}
+
 {
     my ($t, $n, $top, $comments, $hidden) =
-        calm_watch('rotate=1024&drip=128');
+        named_watch('rotate=1024&drip=128');
     is($n, 1, 'watch, leak: a growth snapshot');
     my ($exact) = $comments =~ /changed by \+?(-?\d+) bytes \(exact\)/;
     ok(($exact // 0) > $MB, sprintf('watch, leak: the workers grew by '
