@@ -266,12 +266,17 @@ sub window {
     is(flat($top, 'ngx_http_malloc_test_rotate'), 0,
        'window, churn: go tool pprof shows no growth of it') or diag $top;
 
+    # the leak comes with each request: under load fewer come in the 3 s
+    # (a CI root leaked 1.67 MiB with 64 KB each), so 128 KB each, and a
+    # window that leaked no more than 2 MiB is measured again
     for my $try (1 .. 2) {
-        $r = window($t, 'rotate=1024&drip=64',
+        $r = window($t, 'rotate=1024&drip=128',
                     '/malloc/pprof/heap.json?seconds=3');
         (undef, @sig) = judged($r->{json}, 'ngx_http_malloc_test_rotate');
-        last unless grep { $_ == 1 } @sig;
-        diag "window, leak: a false alarm of the churn, measured again";
+        my $grew = $r->{json}{comparison}{exact}{change} // 0;
+        last unless grep({ $_ == 1 } @sig) || $grew <= 2 * $MB;
+        diag sprintf("window, leak: a false alarm of the churn, or %.2f "
+                     . "MiB leaked, measured again", $grew / $MB);
     }
     is($r->{status}, 200, 'window, leak: heap.json over 3 s')
         or diag $r->{content};
