@@ -267,7 +267,10 @@ is($t->get('/malloc/heap?seconds=5')->{status}, 400, 'seconds on heap');
 
 $t->get('/malloc/pprof/heap.pb.gz') for 1 .. 5;
 system("curl -s -o $pb $url/pprof/heap.pb.gz");
-$pprof = `go tool pprof -top -sample_index=inuse_space -focus='ngx_http_malloc_(profile|heap|pprof|symbols|arena)' $pb 2>&1`;
+# a thread the pool starts keeps its TLS block (ld.so's, through
+# pthread_create) while it lives: the pool's, not a profile's; one sample
+# of it named a profile's functions once in a CI root
+$pprof = `go tool pprof -top -sample_index=inuse_space -focus='ngx_http_malloc_(profile|heap|pprof|symbols|arena)' -ignore='^pthread_create\$' $pb 2>&1`;
 unlike($pprof, qr/ngx_http_malloc_(profile|heap|pprof|symbols|arena)\w*\s*$/m,
        'profiles hold no memory of their own making');
 
