@@ -1486,8 +1486,7 @@
                          && found.names.has(t.name[i]) ? 1 : 0;
 
             const fill = colorOf(matched[k] ? 'match'
-                                            : colorClass(t, i, scheme))
-                         + (f.ancestor ? ' a' : '');
+                                            : colorClass(t, i, scheme));
 
             if (!fills.has(fill)) {
                 fills.set(fill, []);
@@ -1495,10 +1494,10 @@
             fills.get(fill).push(f);
         });
         fills.forEach((list, fill) => {
-            /* the way back out, paler */
-            ctx.globalAlpha = fill.endsWith(' a') ? 0.55 : 1;
-            ctx.fillStyle = fill.replace(/ a$/, '');
+            ctx.fillStyle = fill;
             for (const f of list) {
+                /* the way back out, paler */
+                ctx.globalAlpha = f.ancestor ? 0.55 : 1;
                 /* a pixel of gap on the right, but for frames under 2 px */
                 ctx.fillRect(f.x, rowTop(g, f.depth),
                              f.w >= 2 ? f.w - 1 : f.w, ROW - 1);
