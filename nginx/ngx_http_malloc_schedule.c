@@ -76,6 +76,19 @@ typedef struct {
 } ngx_http_malloc_snap_t;
 
 
+/* what every worker published, as malloc_watch reads it once a second */
+typedef struct {
+    size_t                        total;      /* of the fresh workers */
+    ngx_uint_t                    fresh;
+    size_t                        each[NGX_HTTP_MALLOC_WATCHED];
+                                              /* allocated, 0: silent */
+    int64_t                       outside[NGX_HTTP_MALLOC_WATCHED];
+                                              /* beyond it, 0: silent */
+    ngx_pid_t                     pid[NGX_HTTP_MALLOC_WATCHED];
+                                              /* 0: no process */
+} ngx_http_malloc_reading_t;
+
+
 static ngx_uint_t ngx_http_malloc_schedule_due(
     ngx_http_malloc_main_conf_t *mmcf, time_t now, time_t every);
 static ngx_uint_t ngx_http_malloc_schedule_outcome(
@@ -89,7 +102,9 @@ static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
     ngx_log_t *log);
 static ngx_uint_t ngx_http_malloc_schedule_same(
     ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_watch_t *w,
-    size_t total, size_t *each, ngx_uint_t fresh);
+    ngx_http_malloc_reading_t *rd);
+static void ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
+    ngx_http_malloc_reading_t *rd);
 static void ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, size_t total, ngx_uint_t active,
     ngx_log_t *log);
@@ -99,9 +114,8 @@ static void ngx_http_malloc_schedule_failed(ngx_http_malloc_watch_t *w,
     const char *why, ngx_log_t *log);
 static void ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn,
     ngx_int_t ok, const char *text, ngx_log_t *log);
-static size_t ngx_http_malloc_schedule_total(
-    ngx_http_malloc_main_conf_t *mmcf, size_t *each, int64_t *outside,
-    ngx_uint_t *fresh);
+static void ngx_http_malloc_schedule_read(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_reading_t *rd);
 static void ngx_http_malloc_schedule_outside(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, int64_t *outside, ngx_log_t *log);
 static void ngx_http_malloc_schedule_outside_fired(ngx_http_malloc_snap_t *sn,
@@ -355,28 +369,28 @@ ngx_http_malloc_schedule_tick(ngx_log_t *log)
 static void
 ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 {
-    size_t                        total, grew;
-    ngx_uint_t                    active, fresh;
+    size_t                        total, grew, *each;
+    ngx_uint_t                    active;
     ngx_http_malloc_watch_t       w;
+    ngx_http_malloc_reading_t     rd;
     ngx_http_malloc_watch_conf_t *wc;
-    size_t                        each[NGX_HTTP_MALLOC_WATCHED];
-    int64_t                       outside[NGX_HTTP_MALLOC_WATCHED];
 
     wc = sn->mmcf->watch;
 
     ngx_http_malloc_schedule_watch_state(sn->mmcf, &w, NULL);
 
-    total = ngx_http_malloc_schedule_total(sn->mmcf, each, outside, &fresh);
+    ngx_http_malloc_schedule_read(sn->mmcf, &rd);
     active = ngx_http_malloc_board_desired(sn->mmcf, NULL);
 
-    if (!fresh || !ngx_http_malloc_schedule_same(sn->mmcf, &w, total, each,
-                                                 fresh))
-    {
+    if (!rd.fresh || !ngx_http_malloc_schedule_same(sn->mmcf, &w, &rd)) {
         return;
     }
 
+    total = rd.total;
+    each = rd.each;
+
     if (wc->outside != 0) {
-        ngx_http_malloc_schedule_outside(sn, &w, outside, log);
+        ngx_http_malloc_schedule_outside(sn, &w, rd.outside, log);
     }
 
     if (w.fired) {
@@ -391,7 +405,7 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
         if (grew >= (size_t) wc->growth) {
             w.grew = grew;
             w.baseline = total;
-            ngx_memcpy(w.worker, each, sizeof(each));
+            ngx_memcpy(w.worker, each, sizeof(rd.each));
 
             ngx_http_malloc_schedule_fire(sn, &w, total, active, log);
             return;
@@ -424,56 +438,87 @@ ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn, ngx_log_t *log)
 /*
  * 1 when the baselines are of the workers whose figures are read now.  A
  * worker that goes silent or comes back changes the sum by its whole
- * heap, which is no growth: the baselines start again from now.  A
- * reload is waited out until each of its workers has published (10 s at
- * most): then the growth is measured across it, so that what every new
+ * heap, which is no growth: the total's baseline starts again from now,
+ * while each worker keeps its own (what it grew while it was silent,
+ * busy on a long request or starved of the CPU, is growth).  A reload
+ * is waited out until each of its workers has published (10 s at most):
+ * then the growth is measured across it, so that what every new
  * generation inherits (a module that leaks at each reload) counts.
  */
 
 static ngx_uint_t
 ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
-    ngx_http_malloc_watch_t *w, size_t total, size_t *each, ngx_uint_t fresh)
+    ngx_http_malloc_watch_t *w, ngx_http_malloc_reading_t *rd)
 {
-    ngx_uint_t  generation;
+    ngx_uint_t  generation, count;
 
     generation = ngx_http_malloc_board_generation(mmcf);
-
-    if (generation == w->generation && fresh == w->fresh) {
-        return 1;
-    }
+    count = ngx_http_malloc_board_count(mmcf);
 
     if (generation != w->generation) {
         if (w->changed_at == 0) {
             w->changed_at = ngx_current_msec;
         }
 
-        if (fresh < ngx_http_malloc_board_count(mmcf)
-            && ngx_current_msec - w->changed_at < 10000)
-        {
+        if (rd->fresh < count && ngx_current_msec - w->changed_at < 10000) {
             ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
             return 0;
         }
 
-        if (fresh == ngx_http_malloc_board_count(mmcf)) {
-            w->generation = generation;
-            w->fresh = fresh;
-            w->changed_at = 0;
+        w->generation = generation;
+        w->changed_at = 0;
+
+        if (rd->fresh == count) {
+            /*
+             * the new workers' heaps are measured from the old ones'
+             * baselines; what they hold outside it, afresh
+             */
+            w->fresh = rd->fresh;
+            ngx_memcpy(w->pid, rd->pid, sizeof(rd->pid));
+            ngx_memzero(w->outside, sizeof(w->outside));
             ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
             return 1;
         }
+
+        /* some never published: another set of workers, all start again */
+        w->fresh = (ngx_uint_t) -1;
     }
 
-    /* another set of workers than the baselines': they start again */
+    ngx_http_malloc_schedule_slots(w, rd);
 
-    w->generation = generation;
-    w->fresh = fresh;
-    w->changed_at = 0;
-    w->baseline = total;
-    ngx_memcpy(w->worker, each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
-    ngx_memzero(w->outside, NGX_HTTP_MALLOC_WATCHED * sizeof(int64_t));
+    if (rd->fresh == w->fresh) {
+        return 1;
+    }
+
+    w->fresh = rd->fresh;
+    w->baseline = rd->total;
     ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
 
     return 0;
+}
+
+
+/*
+ * A slot that has another process than its baselines' (a worker that
+ * died and was started again, the workers of a reload that did not all
+ * publish in time) starts again from what it holds now.
+ */
+
+static void
+ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
+    ngx_http_malloc_reading_t *rd)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < NGX_HTTP_MALLOC_WATCHED; i++) {
+        if (rd->pid[i] == w->pid[i]) {
+            continue;
+        }
+
+        w->pid[i] = rd->pid[i];
+        w->worker[i] = rd->each[i];
+        w->outside[i] = rd->outside[i];
+    }
 }
 
 
@@ -636,40 +681,39 @@ ngx_http_malloc_schedule_watched(ngx_http_malloc_snap_t *sn, ngx_int_t ok,
 
 /*
  * The allocated bytes of the workers whose figures are fresh, in all and
- * each (0 for a stale one), for the first NGX_HTTP_MALLOC_WATCHED.
+ * each (0 for a stale one), for the first NGX_HTTP_MALLOC_WATCHED, and
+ * the process in each slot, stale or not.
  */
 
-static size_t
-ngx_http_malloc_schedule_total(ngx_http_malloc_main_conf_t *mmcf,
-    size_t *each, int64_t *outside, ngx_uint_t *fresh)
+static void
+ngx_http_malloc_schedule_read(ngx_http_malloc_main_conf_t *mmcf,
+    ngx_http_malloc_reading_t *rd)
 {
-    size_t                     total;
     ngx_uint_t                 i, n;
     ngx_http_malloc_worker_t   w[NGX_HTTP_MALLOC_WATCHED];
 
     n = NGX_HTTP_MALLOC_WATCHED;
     (void) ngx_http_malloc_board_workers(mmcf, 0, w, &n);
 
-    ngx_memzero(each, NGX_HTTP_MALLOC_WATCHED * sizeof(size_t));
-    ngx_memzero(outside, NGX_HTTP_MALLOC_WATCHED * sizeof(int64_t));
-    total = 0;
-    *fresh = 0;
+    ngx_memzero(rd, sizeof(ngx_http_malloc_reading_t));
 
     for (i = 0; i < n; i++) {
-        if (!w[i].stale) {
-            each[i] = w[i].stats.allocated;
-            total += each[i];
-            (*fresh)++;
+        rd->pid[i] = w[i].pid;
 
-            /* what the kernel holds beyond the allocator's own figure */
+        if (w[i].stale) {
+            continue;
+        }
 
-            if (w[i].rss.rss != 0) {
-                outside[i] = ngx_http_malloc_rss_outside_bytes(&w[i].rss);
-            }
+        rd->each[i] = w[i].stats.allocated;
+        rd->total += rd->each[i];
+        rd->fresh++;
+
+        /* what the kernel holds beyond the allocator's own figure */
+
+        if (w[i].rss.rss != 0) {
+            rd->outside[i] = ngx_http_malloc_rss_outside_bytes(&w[i].rss);
         }
     }
-
-    return total;
 }
 
 

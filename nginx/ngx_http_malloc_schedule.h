@@ -44,6 +44,8 @@ typedef struct {
     size_t                      grew;       /* by how much it fired */
     ngx_uint_t                  generation; /* the workers the baselines */
     ngx_uint_t                  fresh;      /* are of, and how many */
+    ngx_pid_t                   pid[NGX_HTTP_MALLOC_WATCHED];
+                                            /* each baseline's process */
     ngx_msec_t                  changed_at; /* a reload was first seen */
 
     /* what GET <loc>/ shows of it */

@@ -152,6 +152,40 @@ ok($grew >= 127 * $MB, "its mappings grew by $grew bytes, both 64 MiB");
 sleep 2;
 is(firings(), 2, 'two lines in all');
 
+# a worker silent for a while (stopped here; on a loaded machine, starved
+# of the CPU) keeps its baseline: a silence alone fires nothing, and what
+# it maps as it wakes, published with its first figures, fires
+
+sub from0 { $t->http_from($to{$pids[0]}[0], 'GET', '/malloc/')->{json} }
+sub stale1 {
+    my ($w) = grep { ($_->{pid} // 0) == $pids[1] } @{from0()->{workers}};
+    return $w && $w->{stale} ? 1 : 0;
+}
+sub silence {
+    my ($what, $path) = @_;
+    kill 'STOP', $pids[1];
+    ok(poll_until(10, sub { stale1() }), "$what: worker 1 stopped, stale");
+    # a request it finds when it wakes, before its figures: both at once
+    my $s = $path && $t->send_from($to{$pids[1]}[0], 'GET', $path);
+    kill 'CONT', $pids[1];
+    is($t->response($s, 10)->{json}{mapped}, 64, "$what: mapped") if $s;
+    ok(poll_until(10, sub { !stale1() }), "$what: resumed, fresh again");
+}
+
+silence('grown nowhere');
+sleep 3;
+is(from0()->{watch}{outside}{firings}, 2,
+   'a silence alone: no firing');
+
+silence('64 MiB mapped as it wakes', '/t/alloc?map=64');
+$o = poll_until(10, sub {
+    my $x = from0()->{watch}{outside};
+    $x->{firings} == 3 ? $x : undef;
+});
+ok($o, 'what it mapped as it woke fires: a third firing');
+is($o && $o->{last_pid}, $pids[1], 'in worker 1');
+ok($o && $o->{last_grew} >= 32 * $MB, "by $o->{last_grew} bytes");
+
 opendir(my $d, $t->dump_dir);
 is(join(' ', grep { !/^\.\.?$/ } readdir $d), '',
    'nothing written into the dump directory');
