@@ -147,6 +147,47 @@
         return true;
     }
 
+    /*
+     * A Sample {location_id 1, value 2}: read in place, with no reader
+     * made for it or its packed fields (50k stacks have as many samples).
+     */
+    function sample(r) {
+        const n = varint(r), end = r.pos + n, outer = r.end;
+        const loc = [], value = [];
+
+        if (end > outer) {
+            fail(r, 'a message cut short');
+        }
+        r.end = end;
+        while (r.pos < end) {
+            const tag = varint(r), field = Math.floor(tag / 8), wire = tag & 7;
+            const out = field === 1 ? loc : field === 2 ? value : null;
+            const read = field === 1 ? varint : int64;
+
+            if (field === 0) {
+                fail(r, 'field 0');
+            }
+            if (out === null || (wire !== 0 && wire !== 2)) {
+                skip(r, wire);
+            } else if (wire === 0) {
+                out.push(read(r));
+            } else {
+                const stop = varint(r) + r.pos;
+
+                if (stop > end) {
+                    fail(r, 'a message cut short');
+                }
+                r.end = stop;
+                while (r.pos < stop) {
+                    out.push(read(r));
+                }
+                r.end = end;
+            }
+        }
+        r.end = outer;
+        return { loc, value };
+    }
+
     function valueType(r) {
         const t = { type: 0, unit: 0 };
 
@@ -179,14 +220,9 @@
             case 1:
                 p.sampleType.push(valueType(sub(r)));
                 return true;
-            case 2: {
-                const s = sub(r), sample = { loc: [], value: [] };
-
-                fields(s, (f, w) => (f === 1 ? numbers(s, w, sample.loc)
-                    : f === 2 ? numbers(s, w, sample.value, int64) : false));
-                p.samples.push(sample);
+            case 2:
+                p.samples.push(sample(r));
                 return true;
-            }
             case 3: {
                 const s = sub(r), m = { id: 0, start: '0', file: 0 };
 
@@ -302,8 +338,9 @@
 
     /*
      * One profile's stacks as lists of names: {names, raw, files,
-     * name_files, types, units, stacks (innermost first, indexes of
-     * names), values, ...}.  A location's lines are its inlined
+     * name_files, types, units, stacks, values, ...}: stack k's frames
+     * (innermost first, indexes of names) are frames[at[k]] to
+     * frames[at[k + 1] - 1], its values values[k * types.length] on.  A location's lines are its inlined
      * functions, innermost first, as pprof lists them; a location with
      * none is its address, as pprof shows it.  into, if given, is
      * another's result whose names and files are shared.
@@ -358,23 +395,43 @@
                 : [nameOf('0x' + l.address, '', file)]);
         }
 
-        const unknown = () => nameOf('(unknown location)', '', -1);
-        const stacks = [], values = [], width = p.sampleType.length;
+        const width = p.sampleType.length, ns = p.samples.length;
+        let most = 1;
 
-        for (const s of p.samples) {
-            const frames = [];
+        locById.forEach((names) => { most = Math.max(most, names.length); });
+        const at = new Int32Array(ns + 1), values = new Float64Array(ns * width);
+        let frames = new Int32Array(1024), nf = 0;
 
+        p.samples.forEach((s, k) => {
+            /* room for every frame that its locations can give */
+            while (nf + s.loc.length * most + 1 > frames.length) {
+                const more = new Int32Array(2 * frames.length);
+
+                more.set(frames);
+                frames = more;
+            }
             for (const id of s.loc) {
-                frames.push(...(locById.get(id) || [unknown()]));
+                const names = locById.get(id);
+
+                if (names === undefined) {
+                    frames[nf++] = nameOf('(unknown location)', '', -1);
+                } else {
+                    for (let i = 0; i < names.length; i++) {
+                        frames[nf++] = names[i];
+                    }
+                }
             }
-            if (frames.length === 0) {
-                frames.push(nameOf('(no stack)', '', -1));
+            if (nf === at[k]) {
+                frames[nf++] = nameOf('(no stack)', '', -1);
             }
-            stacks.push(frames);
-            values.push(Array.from({ length: width }, (_, k) => s.value[k] || 0));
-        }
+            at[k + 1] = nf;
+            for (let j = 0; j < width && j < s.value.length; j++) {
+                values[k * width + j] = s.value[j];
+            }
+        });
         return { shared: out, types: p.sampleType.map((t) => str(t.type)),
-                 units: p.sampleType.map((t) => str(t.unit)), stacks, values,
+                 units: p.sampleType.map((t) => str(t.unit)), frames, at,
+                 values,
                  period: p.period,
                  period_type: p.periodType ? { type: str(p.periodType.type),
                                                unit: str(p.periodType.unit) }
@@ -450,17 +507,39 @@
 
             return j !== -1 && was.units[j] === now.units[k] ? j : -1;
         }) : null;
-        const add = (frames, row, side) => {
-            let node = -1;
+        const width = now.types.length;
+        /* stack k of one side (flat()'s), merged into the tree */
+        /*
+         * the nodes of the last stack added, root first, and its frames:
+         * stacks next to each other mostly share their outer frames,
+         * walked again from where they part
+         */
+        let path = new Int32Array(256), last = new Int32Array(256), depth = 0;
+        const add = (side, k) => {
+            const { frames, at } = side, n = at[k + 1] - at[k];
+            let d = 0, node = -1;
 
-            for (let k = frames.length - 1; k >= 0; k--) {
-                const next = child(node, frames[k], nodes.length / 2);
+            if (n > path.length) {
+                path = new Int32Array(2 * n);
+                last = new Int32Array(2 * n);
+                depth = 0;
+            }
+            while (d < depth && d < n && last[d] === frames[at[k + 1] - 1 - d]) {
+                d++;
+            }
+            node = d > 0 ? path[d - 1] : -1;
+            for (; d < n; d++) {
+                const name = frames[at[k + 1] - 1 - d];
+                const next = child(node, name, nodes.length / 2);
 
                 if (next === nodes.length / 2) {
-                    nodes.push(frames[k], node === -1 ? 0 : next - node);
+                    nodes.push(name, node === -1 ? 0 : next - node);
                 }
                 node = next;
+                path[d] = node;
+                last[d] = name;
             }
+            depth = n;
 
             let s = ends.get(node);
 
@@ -468,23 +547,28 @@
                 s = stacks.length;
                 ends.set(node, s);
                 stacks.push(node);
-                values.push(now.types.map(() => 0));
+                values.push(new Array(width).fill(0));
                 if (was) {
-                    baseValues.push(now.types.map(() => 0));
+                    baseValues.push(new Array(width).fill(0));
                 }
             }
-            if (side === 0) {
-                row.forEach((v, k) => { values[s][k] += v; });
+            if (side === now) {
+                for (let j = 0; j < width; j++) {
+                    values[s][j] += now.values[k * width + j];
+                }
             } else {
-                baseIndex.forEach((j, k) => {
-                    baseValues[s][k] += j === -1 ? 0 : row[j];
+                baseIndex.forEach((j, i) => {
+                    baseValues[s][i] += j === -1 ? 0
+                        : was.values[k * was.types.length + j];
                 });
             }
         };
 
-        now.stacks.forEach((frames, s) => add(frames, now.values[s], 0));
-        if (was) {
-            was.stacks.forEach((frames, s) => add(frames, was.values[s], 1));
+        for (let k = 0; k + 1 < now.at.length; k++) {
+            add(now, k);
+        }
+        for (let k = 0; was && k + 1 < was.at.length; k++) {
+            add(was, k);
         }
 
         const out = { period: now.period, period_type: now.period_type,
