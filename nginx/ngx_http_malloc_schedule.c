@@ -103,7 +103,7 @@ static void ngx_http_malloc_schedule_watch(ngx_http_malloc_snap_t *sn,
 static ngx_uint_t ngx_http_malloc_schedule_same(
     ngx_http_malloc_main_conf_t *mmcf, ngx_http_malloc_watch_t *w,
     ngx_http_malloc_reading_t *rd);
-static void ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
+static ngx_uint_t ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
     ngx_http_malloc_reading_t *rd);
 static void ngx_http_malloc_schedule_fire(ngx_http_malloc_snap_t *sn,
     ngx_http_malloc_watch_t *w, size_t total, ngx_uint_t active,
@@ -484,7 +484,9 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
         w->fresh = (ngx_uint_t) -1;
     }
 
-    ngx_http_malloc_schedule_slots(w, rd);
+    if (ngx_http_malloc_schedule_slots(w, rd) && rd->fresh == w->fresh) {
+        ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
+    }
 
     if (rd->fresh == w->fresh) {
         return 1;
@@ -501,14 +503,16 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
 /*
  * A slot that has another process than its baselines' (a worker that
  * died and was started again, the workers of a reload that did not all
- * publish in time) starts again from what it holds now.
+ * publish in time) starts again from what it holds now.  1 when one did.
  */
 
-static void
+static ngx_uint_t
 ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
     ngx_http_malloc_reading_t *rd)
 {
-    ngx_uint_t  i;
+    ngx_uint_t  i, changed;
+
+    changed = 0;
 
     for (i = 0; i < NGX_HTTP_MALLOC_WATCHED; i++) {
         if (rd->pid[i] == w->pid[i]) {
@@ -518,7 +522,10 @@ ngx_http_malloc_schedule_slots(ngx_http_malloc_watch_t *w,
         w->pid[i] = rd->pid[i];
         w->worker[i] = rd->each[i];
         w->outside[i] = rd->outside[i];
+        changed = 1;
     }
+
+    return changed;
 }
 
 
