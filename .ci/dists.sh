@@ -218,8 +218,13 @@ run_release() {
     # form.  FUZZ_SMOKE=0: each target replays its corpus, built with the
     # release's clang; the exploring is the same core on every release.
     # TEST_PORT_BASE: the roots run side by side, each on ports of its own.
+    # TEST_EXCLUDE: bookworm's root has this host's own chromium and node,
+    # whose run of the page's tests (t/ui.t) make test has just made.
+    exclude=
+    [ "$rel" = bookworm ] && exclude=t/ui.t
     chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
         TEST_LONG=0 FUZZ_SMOKE=0 TEST_PORT_BASE="$2" \
+        TEST_EXCLUDE="$exclude" \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         sh -c "cd $CHECKOUT && make test" >> "$log" 2>&1
     rc=$?
@@ -297,9 +302,10 @@ run_nginx_org() {
     mkdir -p "$src/modules"
     cp "$tree"/objs/*.so "$src/modules/"
 
-    # t/deb.t is about Debian's package and its nginx: not this one
+    # t/deb.t is about Debian's package and its nginx: not this one; the
+    # page's tests (t/ui.t) drive this host's chromium, as make test did
     (cd "$ROOT" && TEST_NGINX_BINARY=$src/nginx TEST_MODULE_DIR=$src/modules \
-         TEST_LONG=0 TEST_PORT_BASE="$1" TEST_EXCLUDE=t/deb.t \
+         TEST_LONG=0 TEST_PORT_BASE="$1" TEST_EXCLUDE="t/deb.t t/ui.t" \
          PROVE_LOG=$DISTS/nginx.org.prove.log .ci/prove.sh) >> "$log" 2>&1
 }
 

@@ -124,6 +124,7 @@
         matchAt: -1,        /* the match selected, in found.matches */
         searchError: '',
         searched: '',       /* the search's text that found is of */
+        searchedIn: null,   /* and the tree it was found in */
         drawn: 0,           /* ms: the last layout of the graphs */
         pointing: false,    /* the pointer is on a frame: the panel's */
         escaped: false,     /* the last key was Escape: again, the root */
@@ -902,6 +903,10 @@
             $('hide-note').textContent = 'hide takes '
                 + count(kept.hide.functions, 'function') + ' out of '
                 + count(kept.hide.stacks, 'stack');
+        }
+        /* a focus or an ignore that keeps every stack: nothing to draw */
+        if (tree === state.tree) {
+            return;
         }
         state.tree = tree;
         state.modules = null;
@@ -1772,14 +1777,25 @@
         const r = F.regex($('search').value), was = state.found;
 
         $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
-        state.searched = $('search').value;
-        state.found = r.re && state.shown ? F.search(state.shown, r.re) : null;
-        state.matchAt = -1;
-        state.searchError = r.error || '';
 
-        /* no search before or now: the graph as painted is right */
-        if (was !== null || state.found !== null) {
-            repaint();
+        /*
+         * the same search in the same tree (a zoom, a focus that kept
+         * every stack): what it found, and the graph as painted, hold
+         */
+        if (state.searched !== $('search').value
+            || state.searchedIn !== state.shown)
+        {
+            state.searched = $('search').value;
+            state.searchedIn = state.shown;
+            state.found = r.re && state.shown ? F.search(state.shown, r.re)
+                                              : null;
+            state.matchAt = -1;
+            state.searchError = r.error || '';
+
+            /* no search before or now: the graph as painted is right */
+            if (was !== null || state.found !== null) {
+                repaint();
+            }
         }
         Array.from($('top').tBodies[0].rows).forEach((tr) =>
             tr.classList.toggle('match', state.found !== null
