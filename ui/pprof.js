@@ -509,37 +509,18 @@
         }) : null;
         const width = now.types.length;
         /* stack k of one side (flat()'s), merged into the tree */
-        /*
-         * the nodes of the last stack added, root first, and its frames:
-         * stacks next to each other mostly share their outer frames,
-         * walked again from where they part
-         */
-        let path = new Int32Array(256), last = new Int32Array(256), depth = 0;
         const add = (side, k) => {
-            const { frames, at } = side, n = at[k + 1] - at[k];
-            let d = 0, node = -1;
+            const { frames, at } = side;
+            let node = -1;
 
-            if (n > path.length) {
-                path = new Int32Array(2 * n);
-                last = new Int32Array(2 * n);
-                depth = 0;
-            }
-            while (d < depth && d < n && last[d] === frames[at[k + 1] - 1 - d]) {
-                d++;
-            }
-            node = d > 0 ? path[d - 1] : -1;
-            for (; d < n; d++) {
-                const name = frames[at[k + 1] - 1 - d];
-                const next = child(node, name, nodes.length / 2);
+            for (let f = at[k + 1] - 1; f >= at[k]; f--) {
+                const next = child(node, frames[f], nodes.length / 2);
 
                 if (next === nodes.length / 2) {
-                    nodes.push(name, node === -1 ? 0 : next - node);
+                    nodes.push(frames[f], node === -1 ? 0 : next - node);
                 }
                 node = next;
-                path[d] = node;
-                last[d] = name;
             }
-            depth = n;
 
             let s = ends.get(node);
 
