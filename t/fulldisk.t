@@ -60,17 +60,25 @@ sub free_blocks {
     return $out;
 }
 
-# fills the file system, then gives back $leave bytes
+# fills the file system, then gives back $leave bytes.  A dump being
+# written or read while the filler grows (the export's, every second)
+# would give its room back when it is removed: the filler is topped up
+# until no other file is there and no more than $leave bytes are free.
 sub fill {
     my ($dir, $leave) = @_;
     my $chunk = 'x' x 65536;
-    open my $fh, '>', "$dir/filler" or die "$dir/filler: $!";
-    while (1) {
-        my $n = syswrite($fh, $chunk);
-        last if !defined $n || $n < length $chunk;
+    for (1 .. 100) {
+        open my $fh, '>>', "$dir/filler" or die "$dir/filler: $!";
+        while (1) {
+            my $n = syswrite($fh, $chunk);
+            last if !defined $n || $n < length $chunk;
+        }
+        truncate($fh, (-s "$dir/filler") - $leave) or die "truncate: $!";
+        close $fh;
+        return if !names($dir) && free_blocks($dir) * 4096 <= $leave;
+        select(undef, undef, undef, 0.1);
     }
-    truncate($fh, (-s "$dir/filler") - $leave) or die "truncate: $!";
-    close $fh;
+    die "$dir: not filled, other files keep coming and going";
 }
 
 # the names in the directory but the filler's: dumps and hidden files
