@@ -129,6 +129,8 @@
         pointing: false,    /* the pointer is on a frame: the panel's */
         escaped: false,     /* the last key was Escape: again, the root */
         painted: 0,         /* ms: their painting since act() began */
+        acting: false,      /* in act(): the graph is painted at its end */
+        dirty: false,       /* in act(): a repaint was asked for */
         sampling: { on: false, until: null },
         ticker: null,
         loads: 0,           /* a newer load makes older answers moot */
@@ -908,12 +910,17 @@
         if (tree === state.tree) {
             return;
         }
+
+        const old = state.tree;
+
         state.tree = tree;
         state.modules = null;
         if ($('color').value === 'module') {
             byModule();
         }
         views();
+        /* no view reads the tree it replaced: its memory is the next's */
+        F.release(old);
         /* the graph first: the tables come once it is drawn */
         document.body.dataset.tables = 'loading';
         setTimeout(() => tables(tree), 0);
@@ -951,7 +958,7 @@
 
         idle(() => {
             if (state.profile === p && p !== null) {
-                F.warm(p);
+                F.warm(p, state.ti);
             }
         });
     }
@@ -1655,6 +1662,7 @@
             showSummary();
             return;
         }
+        research();
         state.frames = graph($('flame'), t, state.focus);
         state.zoomed = state.frames.focus;
         /* the nodes of t drawn: not the callers' of a sandwich */
@@ -1683,7 +1691,16 @@
         const started = performance.now();
 
         state.painted = 0;
-        fn();
+        state.acting = true;
+        try {
+            fn();
+        } finally {
+            state.acting = false;
+        }
+        /* once, however many steps asked (a zoom, then its selection) */
+        if (state.dirty) {
+            repaint();
+        }
 
         const took = performance.now() - started;
 
@@ -1709,10 +1726,40 @@
 
     /* the graphs painted again as they are laid out; the time it took */
     function repaint() {
+        state.dirty = state.acting;
+        if (state.acting) {
+            return;
+        }
+
         const started = performance.now();
 
         paint($('flame'));
         state.painted += performance.now() - started;
+    }
+
+    /*
+     * The search box's matches in the tree shown, found again only when
+     * its text or that tree changed (a zoom, a focus that kept every
+     * stack: what was found holds).  True when the graph as painted no
+     * longer shows them: draw() finds them before it paints, so that a
+     * new tree is painted once.
+     */
+    function research() {
+        const r = F.regex($('search').value), was = state.found;
+
+        $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
+        if (state.searched === $('search').value
+            && state.searchedIn === state.shown) {
+            return false;
+        }
+        state.searched = $('search').value;
+        state.searchedIn = state.shown;
+        state.found = r.re && state.shown ? F.search(state.shown, r.re)
+                                          : null;
+        state.matchAt = -1;
+        state.searchError = r.error || '';
+        /* no search before or now: the graph as painted is right */
+        return was !== null || state.found !== null;
     }
 
     /*
@@ -1774,28 +1821,8 @@
 
     /* the search: frames and table rows of matching functions get "match" */
     function mark() {
-        const r = F.regex($('search').value), was = state.found;
-
-        $('search').setAttribute('aria-invalid', r.error ? 'true' : 'false');
-
-        /*
-         * the same search in the same tree (a zoom, a focus that kept
-         * every stack): what it found, and the graph as painted, hold
-         */
-        if (state.searched !== $('search').value
-            || state.searchedIn !== state.shown)
-        {
-            state.searched = $('search').value;
-            state.searchedIn = state.shown;
-            state.found = r.re && state.shown ? F.search(state.shown, r.re)
-                                              : null;
-            state.matchAt = -1;
-            state.searchError = r.error || '';
-
-            /* no search before or now: the graph as painted is right */
-            if (was !== null || state.found !== null) {
-                repaint();
-            }
+        if (research()) {
+            repaint();
         }
         Array.from($('top').tBodies[0].rows).forEach((tr) =>
             tr.classList.toggle('match', state.found !== null

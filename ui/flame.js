@@ -177,33 +177,107 @@
     }
 
     /*
-     * Memory made ready while the page is idle, for the next tree that
-     * sum() makes: an array's page costs a fault when first touched (in
-     * chromium on a virtual machine some 7 ms a MiB, most of a focus's
-     * time at 50k stacks).  warm(p) makes the worth of profile p's whole
-     * tree (total and count, size, first and kids, sorted), its pages
-     * touched; sum() takes it for a tree of at most as many nodes, once:
-     * it is never handed out again, so no tree shares it.
+     * Memory made ready while the page is idle, for the next trees that
+     * sum() and without() make: an array's page costs a fault when first
+     * touched (in chromium on a virtual machine some 7 ms a MiB, most of
+     * a focus's time at 50k stacks).  warm(p) makes two blocks the worth
+     * of profile p's whole tree (total and count, size, first and kids,
+     * sorted), their pages touched; a tree takes one (of at most twice
+     * its nodes) and no other tree shares it, until release() gives it
+     * back.  Two: a filter's tree is made while the one it replaces is
+     * still shown, and typing in a filter's box makes one after another.
      */
-    let spare = null;
+    const SPARES = 2;
+    let spares = [];
+    let primed = false;
 
-    function warm(p) {
+    function block(n) {
+        return { n, f64: new Float64Array(2 * n).fill(0),
+                 i32: new Int32Array(3 * n + 1).fill(0),
+                 u8: new Uint8Array(n).fill(0) };
+    }
+
+    function warm(p, ti) {
         const n = skeleton(p).n;
 
-        if (spare === null || spare.n < n) {
-            spare = { n, f64: new Float64Array(2 * n).fill(0),
-                      i32: new Int32Array(3 * n + 1).fill(0),
-                      u8: new Uint8Array(n).fill(0) };
+        /*
+         * and, once a page, the engine's code for a filter and a search:
+         * the first of each, not yet compiled, took twice or three times
+         * as long at 50k stacks (a search and a focus that find nothing
+         * walk the whole tree all the same)
+         */
+        if (!primed && ti !== undefined) {
+            primed = true;
+            search(buildTree(p, ti), /(?!)/);
+            filter(p, ti, { focus: /(?!)/ });
+        }
+        spares = spares.filter((b) => b.n >= n);
+        while (spares.length < SPARES) {
+            spares.push(block(n));
         }
     }
 
     function take(n) {
-        const ready = spare !== null && spare.n >= n ? spare : null;
+        /* a tree of a few nodes would waste one */
+        const k = spares.findIndex((b) => b.n >= n && 2 * n > b.n);
 
-        if (ready !== null) {
-            spare = null;
+        return k === -1 ? null : spares.splice(k, 1)[0];
+    }
+
+    /*
+     * Tree t given up (a filter's tree that the next one replaced): the
+     * block it took, zeroed, is a spare again, so that the next filter
+     * pages in nothing.  t is never read again.  A profile's whole tree
+     * is kept (buildTree() keeps no block for it).
+     */
+    function release(t) {
+        const b = t ? t.block : null;
+
+        if (b && spares.length < SPARES) {
+            b.f64.fill(0);
+            b.i32.fill(0);
+            b.u8.fill(0);
+            spares.push(b);
         }
-        return ready;
+        if (t) {
+            t.block = null;
+        }
+    }
+
+    /*
+     * A tree of skeleton sk with its arrays zero (the warmed spare's if
+     * it is large enough), for sum() or without() to fill
+     */
+    function blank(sk, names, based, margined) {
+        const n = sk.n, ready = take(n);
+        const f64 = (want) => (want ? new Float64Array(n) : zeros(n));
+        const made = { self: null, cself: null };
+        /* one literal, accessors too: an object given them afterwards
+           becomes a dictionary, each t.total in a loop a look-up */
+        const t = { n, names, name: sk.name, parent: sk.parent, based,
+                    margined,
+                    total: ready ? ready.f64.subarray(0, n) : f64(true),
+                    count: ready ? ready.f64.subarray(n, 2 * n) : f64(true),
+                    base: f64(based), bself: f64(based),
+                    sig: f64(based), ssig: f64(based),
+                    marg: f64(margined), smarg: f64(margined),
+                    size: ready ? ready.i32.subarray(0, n) : new Int32Array(n),
+                    first: ready ? ready.i32.subarray(n, 2 * n + 1)
+                                 : new Int32Array(n + 1),
+                    kids: ready ? ready.i32.subarray(2 * n + 1, 3 * n)
+                                : new Int32Array(Math.max(0, n - 1)),
+                    sorted: ready ? ready.u8.subarray(0, n)
+                                  : new Uint8Array(n),
+                    /* the spare it took, for release() */
+                    block: ready,
+                    get self() {
+                        return made.self || (made.self = ownOf(t, t.total));
+                    },
+                    get cself() {
+                        return made.cself || (made.cself = ownOf(t, t.count));
+                    } };
+
+        return t;
     }
 
     /*
@@ -216,31 +290,9 @@
      * stacks their memory, paged in, took 30 ms before it was drawn.
      */
     function sum(sk, names, add, based, margined = false) {
-        const n = sk.n, parent = sk.parent, ready = take(n);
-        const f64 = (want) => (want ? new Float64Array(n) : zeros(n));
-        const t = { n, names, name: sk.name, parent, based, margined,
-                    total: ready ? ready.f64.subarray(0, n) : f64(true),
-                    count: ready ? ready.f64.subarray(n, 2 * n) : f64(true),
-                    base: f64(based), bself: f64(based),
-                    sig: f64(based), ssig: f64(based),
-                    marg: f64(margined), smarg: f64(margined),
-                    size: ready ? ready.i32.subarray(0, n) : new Int32Array(n),
-                    first: ready ? ready.i32.subarray(n, 2 * n + 1)
-                                 : new Int32Array(n + 1),
-                    kids: ready ? ready.i32.subarray(2 * n + 1, 3 * n)
-                                : new Int32Array(Math.max(0, n - 1)),
-                    sorted: ready ? ready.u8.subarray(0, n)
-                                  : new Uint8Array(n) };
-        const { total, count, base, sig, marg, size, first, kids } = t;
-        const made = { self: null, cself: null };
+        const t = blank(sk, names, based, margined), n = t.n;
+        const { parent, total, count, base, sig, marg, size, first, kids } = t;
 
-        Object.defineProperties(t, {
-            self: { enumerable: true,
-                    get: () => made.self || (made.self = ownOf(t, total)) },
-            cself: { enumerable: true,
-                     get: () => made.cself
-                                || (made.cself = ownOf(t, count)) }
-        });
         add(t);
         if (based) {
             base.set(t.bself);
@@ -307,16 +359,24 @@
      * reload keeps the order.  Sorted when first asked for.
      */
     function children(t, i) {
-        const list = t.kids.subarray(t.first[i], t.first[i + 1]);
+        ordered(t, i);
+        return t.kids.subarray(t.first[i], t.first[i + 1]);
+    }
 
-        if (!t.sorted[i] && list.length > 1) {
+    /*
+     * Node i's children sorted, where children() lists them: from
+     * t.first[i] up to t.first[i + 1] in t.kids.  layout() reads them
+     * there, without a view made for each of thousands of frames.
+     */
+    function ordered(t, i) {
+        if (!t.sorted[i] && t.first[i + 1] - t.first[i] > 1) {
             const { total, base, name } = t, rank = ranks(t.names);
 
-            list.sort((a, b) => total[b] - total[a] || base[b] - base[a]
+            t.kids.subarray(t.first[i], t.first[i + 1])
+                .sort((a, b) => total[b] - total[a] || base[b] - base[a]
                                 || rank[name[a]] - rank[name[b]]);
         }
         t.sorted[i] = 1;
-        return list;
     }
 
     /*
@@ -344,38 +404,115 @@
     }
 
     /*
+     * What stack s adds to each of a tree's arrays, into out: [bytes,
+     * objects, base, significant change, margin] (base and after are
+     * the base's bytes and what of the change the judgement kept)
+     */
+    function stackOwn(p, ti, ci, margins, s, out) {
+        const row = p.values[s], v = row[ti] > 0 ? row[ti] : 0;
+
+        out[0] = v;
+        out[1] = v > 0 && ci >= 0 ? row[ci] : 0;
+        if (Array.isArray(p.base_values)) {
+            const b = sides(p, s, ti)[1];
+
+            out[2] = b;
+            out[3] = !p.significant || p.significant[s] !== 0 ? v - b : 0;
+            out[4] = margins !== null && p.significant[s] !== 0
+                     && margins[s] > 0 ? margins[s] : 0;
+        }
+        return out;
+    }
+
+    /*
      * The self values of the stacks that keep (a Uint8Array by stack, or
      * none for all) on the leaves of the server's tree.
      */
     function stackValues(p, ti, ci, leaf, keep) {
         const margins = margined(p, ti) ? p.margins : null;
+        const own = new Float64Array(5);
 
         return (t) => {
             /* the own values, in what sum() makes the totals */
-            const { total: self, count: cself } = t, values = p.values;
+            const { total: self, count: cself } = t;
 
             for (let s = 0; s < leaf.length; s++) {
                 if (keep !== undefined && !keep[s]) {
                     continue;
                 }
 
-                const row = values[s], v = row[ti] > 0 ? row[ti] : 0;
                 const i = leaf[s];
 
-                self[i] += v;
-                cself[i] += v > 0 && ci >= 0 ? row[ci] : 0;
+                stackOwn(p, ti, ci, margins, s, own);
+                self[i] += own[0];
+                cself[i] += own[1];
                 if (t.based) {
-                    const b = sides(p, s, ti)[1];
-
-                    t.bself[i] += b;
-                    t.ssig[i] += !p.significant || p.significant[s] !== 0
-                                 ? v - b : 0;
-                    if (margins !== null && p.significant[s] !== 0) {
-                        t.smarg[i] += margins[s] > 0 ? margins[s] : 0;
-                    }
+                    t.bself[i] += own[2];
+                    t.ssig[i] += own[3];
+                }
+                if (t.margined) {
+                    t.smarg[i] += own[4];
                 }
             }
         };
+    }
+
+    /*
+     * The tree of the stacks that keep keeps, as the whole tree (whole)
+     * less the others: a filter that drops a few of many stacks walks
+     * their paths back to the root, instead of summing every node again
+     * and sorting every list of children again.  The lists are the whole
+     * tree's, in its order; only those along the walked paths are sorted
+     * again, when asked for.
+     */
+    function without(whole, p, ti, keep) {
+        const sk = skeleton(p), leaf = sk.leaf, parent = sk.parent;
+        const t = blank(sk, p.names, whole.based, whole.margined);
+        const ci = countIndex(p, ti), own = new Float64Array(5);
+        const margins = margined(p, ti) ? p.margins : null;
+        const { total, count, base, sig, marg, size, sorted } = t;
+
+        /* the arrays of zeros (no base, no margins) are shared: not set */
+        for (const k of ['total', 'count', 'size', 'kids', 'sorted']
+                 .concat(t.based ? ['base', 'bself', 'sig', 'ssig'] : [],
+                         t.margined ? ['marg', 'smarg'] : [])) {
+            t[k].set(whole[k]);
+        }
+        t.first = whole.first;
+        for (let s = 0; s < leaf.length; s++) {
+            if (keep[s]) {
+                continue;
+            }
+            stackOwn(p, ti, ci, margins, s, own);
+            if (t.based) {
+                t.bself[leaf[s]] -= own[2];
+                t.ssig[leaf[s]] -= own[3];
+            }
+            if (t.margined) {
+                t.smarg[leaf[s]] -= own[4];
+            }
+
+            /* nodes whose last bytes these were: out of size, up to the root */
+            let gone = 0;
+
+            for (let i = leaf[s]; i !== -1; i = parent[i]) {
+                const had = total[i] > 0;
+
+                total[i] -= own[0];
+                count[i] -= own[1];
+                if (t.based) {
+                    base[i] -= own[2];
+                    sig[i] -= own[3];
+                }
+                if (t.margined) {
+                    marg[i] -= own[4];
+                }
+                gone += had && total[i] <= 0 ? 1 : 0;
+                size[i] -= gone;
+                sorted[i] = 0;
+            }
+        }
+        return t;
     }
 
     /*
@@ -412,6 +549,7 @@
 
         const tree = treeOf(p, ti, skeleton(p));
 
+        tree.block = null;
         p.wholeTrees.set(ti, { tree, from });
         return tree;
     }
@@ -668,15 +806,12 @@
             }
             return on;
         };
-        const values = p.values;
+        const values = p.values, whole = buildTree(p, ti);
         /* sides(p, s, ti)[0], with no array made for each of 50k stacks */
         const bytes = (s) => (values[s][ti] > 0 ? values[s][ti] : 0);
-        let keep;
+        let keep, dropped = 0;
 
-        kept.all = { stacks, bytes: 0 };
-        for (let s = 0; s < stacks; s++) {
-            kept.all.bytes += bytes(s);
-        }
+        kept.all = { stacks, bytes: whole.total[0] };
         for (const [what, re, want] of [['focus', focus, 1],
                                         ['ignore', ignore, 0]]) {
             if (re === null) {
@@ -691,15 +826,20 @@
                     k.stacks++;
                     k.bytes += bytes(s);
                 } else {
+                    dropped += keep[s];
                     keep[s] = 0;
                 }
             }
             kept[what] = k;
         }
 
-        /* a focus or an ignore that kept every stack: the whole tree */
-        let tree = buildTree(p, ti, keep !== undefined && keep.includes(0)
-                                    ? keep : undefined);
+        /*
+         * a focus or an ignore that kept every stack: the whole tree; one
+         * that dropped at most half of them: the whole less those
+         */
+        let tree = dropped === 0 ? whole
+            : 2 * dropped <= stacks ? without(whole, p, ti, keep)
+                                    : buildTree(p, ti, keep);
 
         if (hide !== null) {
             const hit = matching(p.names, hide), on = onPath(hide);
@@ -747,24 +887,48 @@
     }
 
     /*
-     * The frames to draw, {x, w, depth, id, ancestor}, zoomed into the
-     * node at focusPath: it and its ancestors span the whole width (the
-     * way back out), its descendants are scaled to it.  A frame narrower
-     * than minPx is left out with all below it; past cap frames, the
-     * narrowest go.  collapse folds runs of callers (run()) into one
-     * frame, but in the row right below the zoom, and the ancestors but
-     * the first fixed (the root) and the last into another.
-     * frames.marks says where frames were left out:
-     * {x, w, depth, parent, widest, frames, bytes}, at the end of the
-     * row below the parent whose children they are: how many frames
-     * (with all below them) and bytes, and the widest of them.
+     * The frames to draw, {x, w, depth, id, ancestor, up}, zoomed into
+     * the node at focusPath: it and its ancestors span the whole width
+     * (the way back out), its descendants are scaled to it.  A frame
+     * narrower than minPx is left out with all below it; of the others,
+     * the cap widest are drawn (a parent is never narrower than its
+     * child: ties go to the shallower, then to the left).  They are
+     * found widest first, so that no frame past the cap is made nor its
+     * children sorted, and returned in the order of a walk of the tree
+     * (a frame before its children, left to right); up is the index of
+     * the frame's parent frame.  collapse folds runs of callers (run())
+     * into one frame, but in the row right below the zoom, and the
+     * ancestors but the first fixed (the root) and the last into
+     * another.  frames.marks says where frames were left out:
+     * {x, w, depth, parent, widest, frames, bytes}, in the row below the
+     * parent whose children they are: how many frames (with all below
+     * them) and bytes, and the widest of them.
      */
     function layout(t, focusPath, width,
                     { minPx = 0.5, cap = 4000, collapse = false,
                       fixed = 1 } = {}) {
-        const focus = find(t, focusPath), frames = [], chain = [];
+        const focus = find(t, focusPath), chain = [];
         const scale = t.total[focus] > 0 ? width / t.total[focus] : 0;
-        const left = new Map();     /* frame index -> what it left out */
+        const left = new Map();     /* item -> what it left out */
+        /* every frame made, by number; the numbers of the children of
+           each, left to right; 1 for those drawn */
+        const items = [], kidsOf = [], drawn = [];
+        const make = (f, up, shown) => {
+            const k = items.push(f) - 1;
+
+            kidsOf.push(null);
+            drawn.push(shown);
+            if (up !== -1) {
+                kidsOf[up].push(k);
+            }
+            return k;
+        };
+        const next = heap((a, b) => {
+            const f = items[a], g = items[b];
+
+            return f.w > g.w || (f.w === g.w && (f.depth < g.depth
+                || (f.depth === g.depth && f.x < g.x)));
+        });
 
         for (let i = focus; i !== -1; i = t.parent[i]) {
             chain.unshift(i);
@@ -775,10 +939,12 @@
                chain.slice(fixed, -2), [chain[chain.length - 2]], [focus]]
             : chain.map((id) => [id]);
 
-        rows.forEach((ids, depth) => frames.push(Object.assign({
-            x: 0, w: width, depth, id: ids[ids.length - 1],
-            ancestor: depth < rows.length - 1, up: depth - 1 },
-            ids.length > 1 ? { chain: ids } : {})));
+        rows.forEach((ids, depth) => {
+            kidsOf[make(Object.assign({
+                x: 0, w: width, depth, id: ids[ids.length - 1],
+                ancestor: depth < rows.length - 1, up: depth - 1 },
+                ids.length > 1 ? { chain: ids } : {}), depth - 1, 1)] = [];
+        });
 
         const out = (k, at, c, w) => {
             let m = left.get(k);
@@ -796,62 +962,121 @@
             }
         };
 
-        (function place(k, x, depth) {
-            const list = children(t, frames[k].id);
+        /* item k's children: the wide ones to draw, the others marked */
+        const { total, kids } = t;
+        const expand = (k) => {
+            const id = items[k].id, depth = items[k].depth + 1;
+            const end = t.first[id + 1];
+            let x = items[k].x;
 
-            for (let j = 0; j < list.length; j++) {
-                const c = list[j], w = t.total[c] * scale;
+            kidsOf[k] = kidsOf[k] || [];
+            ordered(t, id);
+            for (let j = t.first[id]; j < end && total[kids[j]] > 0; j++) {
+                const c = kids[j], w = total[c] * scale;
 
-                if (t.total[c] === 0) {
-                    break;      /* gone: gone() lists it */
-                }
                 if (w < minPx) {
-                    for (; j < list.length && t.total[list[j]] > 0; j++) {
-                        out(k, x, list[j], t.total[list[j]] * scale);
-                        x += t.total[list[j]] * scale;
+                    for (; j < end && total[kids[j]] > 0; j++) {
+                        out(k, x, kids[j], total[kids[j]] * scale);
+                        x += total[kids[j]] * scale;
                     }
                     break;
                 }
                 /* the row below the zoom stays: the allocators' top */
                 const ids = collapse && depth > rows.length ? run(t, c) : [];
 
-                frames.push(ids.length >= 3
+                next.push(make(ids.length >= 3
                     ? { x, w, depth, id: ids[ids.length - 1], ancestor: false,
                         up: k, chain: ids }
-                    : { x, w, depth, id: c, ancestor: false, up: k });
-                place(frames.length - 1, x, depth + 1);
+                    : { x, w, depth, id: c, ancestor: false, up: k }, k, 0));
                 x += w;
             }
-        }(rows.length - 1, 0, rows.length));
+        };
 
-        let shown = frames;
+        expand(rows.length - 1);
+        for (let count = rows.length; next.size() > 0 && count < cap;
+             count++) {
+            const k = next.pop();
 
-        if (frames.length > cap) {
-            /* a parent is never narrower than its child: ties go by depth */
-            const order = frames.map((f, k) => k)
-                .sort((a, b) => frames[b].w - frames[a].w
-                                || frames[a].depth - frames[b].depth);
-            const kept = new Uint8Array(frames.length);
+            drawn[k] = 1;
+            expand(k);
+        }
+        /* past the cap: marked below their parents */
+        for (let k = next.pop(); k !== undefined; k = next.pop()) {
+            const f = items[k];
 
-            order.slice(0, cap).forEach((k) => { kept[k] = 1; });
-            frames.forEach((f, k) => {
-                if (!kept[k] && kept[f.up]) {
-                    out(f.up, f.x, f.id, f.w);
-                }
-            });
-            shown = frames.filter((f, k) => kept[k]);
-            for (const k of left.keys()) {
-                if (!kept[k]) {
-                    left.delete(k);
+            out(f.up, f.x, f.chain ? f.chain[0] : f.id, f.w);
+        }
+
+        /* in the order of a walk, a frame before its children; up is
+           then the parent's place in it */
+        const shown = [], marks = [];
+        const walk = (k, up) => {
+            const f = items[k], at = shown.push(f) - 1, m = left.get(k);
+
+            f.up = up;
+            if (m !== undefined) {
+                marks.push({ x: m.x, w: m.end - m.x, depth: f.depth + 1,
+                             parent: f.id, widest: m.widest,
+                             frames: m.frames, bytes: m.bytes });
+            }
+            for (const c of kidsOf[k] || []) {
+                if (drawn[c]) {
+                    walk(c, at);
                 }
             }
-        }
-        shown.marks = [...left].map(([k, m]) => ({
-            x: m.x, w: m.end - m.x, depth: frames[k].depth + 1,
-            parent: frames[k].id, widest: m.widest, frames: m.frames,
-            bytes: m.bytes }));
+        };
+
+        walk(0, -1);
+        shown.marks = marks;
         shown.focus = focus;
         return shown;
+    }
+
+    /*
+     * A binary heap of the items that better(a, b) puts first: push,
+     * pop (undefined when empty) and size
+     */
+    function heap(better) {
+        const a = [];
+
+        return {
+            size: () => a.length,
+            push(item) {
+                let k = a.length;
+
+                a.push(item);
+                while (k > 0 && better(item, a[(k - 1) >> 1])) {
+                    a[k] = a[(k - 1) >> 1];
+                    k = (k - 1) >> 1;
+                }
+                a[k] = item;
+            },
+            pop() {
+                const top = a[0], last = a.pop();
+
+                if (a.length > 0) {
+                    let k = 0;
+
+                    for (;;) {
+                        let c = 2 * k + 1;
+
+                        if (c >= a.length) {
+                            break;
+                        }
+                        if (c + 1 < a.length && better(a[c + 1], a[c])) {
+                            c++;
+                        }
+                        if (!better(a[c], last)) {
+                            break;
+                        }
+                        a[k] = a[c];
+                        k = c;
+                    }
+                    a[k] = last;
+                }
+                return top;
+            }
+        };
     }
 
     /*
@@ -865,13 +1090,15 @@
 
         /* one callee of all its bytes: none are its own */
         while (t.total[i] > 0) {
-            const list = children(t, i);
+            ordered(t, i);
 
-            if (list.length === 0 || t.total[list[0]] !== t.total[i]) {
+            const c = t.kids[t.first[i]];
+
+            if (t.first[i + 1] === t.first[i] || t.total[c] !== t.total[i]) {
                 break;
             }
             out.push(i);
-            i = list[0];
+            i = c;
         }
         return out;
     }
@@ -894,16 +1121,17 @@
     function search(t, re) {
         const hit = matching(t.names, re), inside = new Uint8Array(t.n);
         const names = new Set(), matches = [];
+        const { n, parent, name, total: tot } = t;
         let total = 0;
 
-        for (let i = 1; i < t.n; i++) {
-            const q = t.parent[i], h = hit[t.name[i]];
+        for (let i = 1; i < n; i++) {
+            const q = parent[i], h = hit[name[i]];
 
-            inside[i] = inside[q] | (q > 0 ? hit[t.name[q]] : 0);
-            if (h && t.total[i] > 0) {
-                names.add(t.name[i]);
+            inside[i] = inside[q] | (q > 0 ? hit[name[q]] : 0);
+            if (h && tot[i] > 0) {
+                names.add(name[i]);
                 matches.push(i);
-                total += inside[i] ? 0 : t.total[i];
+                total += inside[i] ? 0 : tot[i];
             }
         }
         /*
@@ -1344,6 +1572,7 @@
 
     const MallocFlame = { buildTree, countIndex, unitOf, typeLabel,
                           formatValue, formatValueDelta, children, own, warm,
+                          release,
                           label, chainLabel,
                           invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,

@@ -877,6 +877,58 @@ test('formats and the query string', () => {
     assert.strictEqual(F.query({ pid: 7, seconds: 5 }), '?pid=7&seconds=5');
 });
 
+// a node's figures by its path, for trees whose node numbers differ
+function figures(t) {
+    const out = new Map();
+
+    for (let i = 0; i < t.n; i++) {
+        if (t.total[i] > 0 || t.base[i] !== 0) {
+            out.set(F.pathOf(t, i).join(' '), [
+                'total', 'count', 'size', 'self', 'cself', 'base', 'bself',
+                'sig', 'ssig', 'marg', 'smarg'].map((k) => t[k][i])
+                .concat([[...F.children(t, i)].filter((c) => t.total[c] > 0)
+                    .map((c) => F.label(t, c)).join(' ')]));
+        }
+    }
+    return out;
+}
+
+test('a filter that drops a few stacks: the whole tree less them', () => {
+    const p = JSON.parse(JSON.stringify(nodeForm(synthetic(3000))));
+    const whole = F.buildTree(p, 0);
+    const rand = ((x) => () => (x = (x * 48271) % 2147483647) / 2147483647)(7);
+
+    // a comparison with a judgement: every array of a tree in use
+    p.base_values = p.values.map(([b, o]) => [Math.floor(b * rand() * 2),
+                                              o]);
+    p.significant = p.values.map(() => (rand() < 0.5 ? 1 : 0));
+    p.margins = p.values.map(([b]) => Math.floor(b * rand()));
+
+    const sk = F.buildTree(p, 0);
+    const leafNames = p.stacks.map((leaf) => F.pathOf(sk, leaf + 1));
+
+    for (const [key, re] of [['focus', /^ngx_fn_1[0-9][0-9]$/i],
+                             ['ignore', /^ngx_fn_1234$/i],
+                             ['ignore', /^ngx_fn_(12|27)[0-9]$/i],
+                             ['focus', /^main$/i]]) {
+        const keep = Uint8Array.from(leafNames, (names) =>
+            (names.some((n) => re.test(n)) ? 1 : 0) ^ (key === 'ignore'));
+        const dropped = keep.length - keep.reduce((a, b) => a + b, 0);
+        const { tree, kept } = F.filter(p, 0, { [key]: re });
+        const built = dropped === 0 ? F.buildTree(p, 0)
+                                    : F.buildTree(p, 0, keep);
+
+        assert.ok(2 * dropped <= keep.length, `${re}: drops a few`);
+        assert.strictEqual(kept[key].stacks, keep.length - dropped);
+        assert.deepStrictEqual(figures(tree), figures(built), String(re));
+        assert.deepStrictEqual(F.layout(tree, [], 1200), F.layout(built, [],
+                                                                  1200));
+        // and the whole tree as it was
+        assert.deepStrictEqual(figures(F.buildTree(p, 0)), figures(sk));
+    }
+    assert.notStrictEqual(whole, sk, 'a new base: a new whole tree');
+});
+
 test('50k stacks: built, laid out and searched quickly', (t) => {
     const p = JSON.parse(JSON.stringify(nodeForm(synthetic(50000))));
     const t0 = process.hrtime.bigint();
