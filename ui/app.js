@@ -948,19 +948,36 @@
     }
 
     /*
-     * Memory for the next tree (a focus, another view) made ready once
-     * the page is idle after the tables: a focus at 50k stacks then
-     * finds it instead of paging in 8 MiB as the user waits
+     * What the next action at 50k stacks needs (F.warming(): the
+     * engine's code, memory for a focus's tree, the children sorted),
+     * made ready while the page is idle after the tables, in steps (of a
+     * few ms; the first ones, that compile, up to some 40 ms at 50k
+     * stacks): an action waits behind one step at most
      */
     function warmLater() {
-        const p = state.profile, idle = window.requestIdleCallback
-                                        || ((fn) => setTimeout(fn, 0));
+        const p = state.profile, steps = F.warming(p, state.ti);
+        const idle = window.requestIdleCallback || ((fn) => setTimeout(() => {
+            const end = performance.now() + 10;
 
-        idle(() => {
-            if (state.profile === p && p !== null) {
-                F.warm(p, state.ti);
+            fn({ timeRemaining: () => end - performance.now() });
+        }, 0));
+        const step = (deadline) => {
+            while (state.profile === p) {
+                if (steps.next().done) {
+                    document.body.dataset.warmed = 'yes';
+                    return;
+                }
+                if (deadline.timeRemaining() < 2) {
+                    idle(step);
+                    return;
+                }
             }
-        });
+        };
+
+        document.body.dataset.warmed = '';
+        if (p !== null) {
+            idle(step);
+        }
     }
 
     /* the bytes by module, and the colours of that scheme */

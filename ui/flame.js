@@ -125,6 +125,20 @@
     }
 
     /*
+     * A Uint8Array of n for one use at a time (which), reused: a fresh
+     * one the size of 50k stacks' tree (280 kB), paged in for each search
+     * and filter, took milliseconds.  It holds what the last use left.
+     */
+    const scratches = new Map();
+
+    function scratch(which, n) {
+        if (!scratches.has(which) || scratches.get(which).length < n) {
+            scratches.set(which, new Uint8Array(n));
+        }
+        return scratches.get(which).subarray(0, n);
+    }
+
+    /*
      * The server's tree as {n, name, parent, leaf}: node i + 1 is the
      * profile's node i (0 is the root), leaf[s] the node that ends stack
      * s.  Made once per profile: a change of type or filter reuses it.
@@ -177,43 +191,71 @@
     }
 
     /*
-     * Memory made ready while the page is idle, for the next trees that
-     * sum() and without() make: an array's page costs a fault when first
-     * touched (in chromium on a virtual machine some 7 ms a MiB, most of
-     * a focus's time at 50k stacks).  warm(p) makes two blocks the worth
-     * of profile p's whole tree (total and count, size, first and kids,
-     * sorted), their pages touched; a tree takes one (of at most twice
-     * its nodes) and no other tree shares it, until release() gives it
-     * back.  Two: a filter's tree is made while the one it replaces is
-     * still shown, and typing in a filter's box makes one after another.
+     * What the page makes ready while it is idle, for what a user does
+     * next at 50k stacks: warming(p, ti) yields after each step of some
+     * milliseconds, for the page to go on where a step ended when it is
+     * idle again (warm() takes every step at once).
+     * - The engine's code for a layout, a search and a filter, once a
+     *   page: the first of each, not yet compiled, took two or three
+     *   times as long (a search and a focus that find nothing walk the
+     *   whole tree all the same).
+     * - Memory for the next trees that sum() and without() make: an
+     *   array's page costs a fault when first touched (in chromium on a
+     *   virtual machine some 7 ms a MiB, most of a focus's time).  Two
+     *   blocks the worth of p's whole tree (total and count, size, first
+     *   and kids, sorted), their pages touched; a tree takes one (of at
+     *   most twice its nodes) and no other tree shares it, until
+     *   release() gives it back.  Two: a filter's tree is made while the
+     *   one it replaces is still shown, and typing in a filter's box
+     *   makes one after another.
+     * - The children of every node of the whole tree sorted, that a zoom
+     *   would otherwise sort as it lays out.
      */
-    const SPARES = 2;
+    const SPARES = 2, SLICE = 1 << 16, NODES = 1 << 14;
     let spares = [];
     let primed = false;
 
-    function block(n) {
-        return { n, f64: new Float64Array(2 * n).fill(0),
-                 i32: new Int32Array(3 * n + 1).fill(0),
-                 u8: new Uint8Array(n).fill(0) };
-    }
+    function* warming(p, ti) {
+        const n = skeleton(p).n, whole = buildTree(p, ti);
 
-    function warm(p, ti) {
-        const n = skeleton(p).n;
-
-        /*
-         * and, once a page, the engine's code for a filter and a search:
-         * the first of each, not yet compiled, took twice or three times
-         * as long at 50k stacks (a search and a focus that find nothing
-         * walk the whole tree all the same)
-         */
-        if (!primed && ti !== undefined) {
+        if (!primed) {
             primed = true;
-            search(buildTree(p, ti), /(?!)/);
+            for (const path of [[], pathOf(whole, Math.min(1, n - 1))]) {
+                layout(whole, path, 1200, { collapse: true });
+                yield;
+            }
+            search(whole, /(?!)/);
+            yield;
             filter(p, ti, { focus: /(?!)/ });
+            yield;
         }
         spares = spares.filter((b) => b.n >= n);
         while (spares.length < SPARES) {
-            spares.push(block(n));
+            const b = { n, f64: new Float64Array(2 * n),
+                        i32: new Int32Array(3 * n + 1), u8: new Uint8Array(n) };
+
+            /* zero already: written to page them in */
+            for (const a of [b.f64, b.i32, b.u8]) {
+                for (let at = 0; at < a.length; at += SLICE) {
+                    a.fill(0, at, at + SLICE);
+                    yield;
+                }
+            }
+            spares.push(b);
+        }
+        for (let at = 0; at < n; at += NODES) {
+            for (let i = at; i < Math.min(n, at + NODES); i++) {
+                ordered(whole, i);
+            }
+            yield;
+        }
+    }
+
+    function warm(p, ti = 0) {
+        const steps = warming(p, ti);
+
+        while (!steps.next().done) {
+            /* every step at once */
         }
     }
 
@@ -579,7 +621,7 @@
      * of 650k nodes mostly zero.
      */
     function kept(sk, keep) {
-        const on = new Uint8Array(sk.n), leaf = sk.leaf;
+        const on = scratch('kept', sk.n).fill(0), leaf = sk.leaf;
         let m = 1;
 
         on[0] = 1;
@@ -796,13 +838,14 @@
     function filter(p, ti, { focus = null, ignore = null, hide = null } = {}) {
         check(p, ti);
 
-        const sk = skeleton(p), n = sk.n, leaf = sk.leaf;
+        const sk = skeleton(p), { n, leaf, name, parent } = sk;
         const stacks = leaf.length, kept = {};
         const onPath = (re) => {
-            const hit = matching(p.names, re), on = new Uint8Array(n);
+            const hit = matching(p.names, re), on = scratch('path', n);
 
+            on[0] = 0;
             for (let i = 1; i < n; i++) {
-                on[i] = hit[sk.name[i]] | on[sk.parent[i]];
+                on[i] = hit[name[i]] | on[parent[i]];
             }
             return on;
         };
@@ -1119,11 +1162,12 @@
      * nodes with bytes, widest first, for next and previous.
      */
     function search(t, re) {
-        const hit = matching(t.names, re), inside = new Uint8Array(t.n);
+        const hit = matching(t.names, re), inside = scratch('inside', t.n);
         const names = new Set(), matches = [];
         const { n, parent, name, total: tot } = t;
         let total = 0;
 
+        inside[0] = 0;
         for (let i = 1; i < n; i++) {
             const q = parent[i], h = hit[name[i]];
 
@@ -1572,7 +1616,7 @@
 
     const MallocFlame = { buildTree, countIndex, unitOf, typeLabel,
                           formatValue, formatValueDelta, children, own, warm,
-                          release,
+                          warming, release,
                           label, chainLabel,
                           invert, sandwich, regex, filter, find, pathOf, layout,
                           search, top, fileOf, modules, MODULE_RULE,

@@ -143,6 +143,46 @@ test('memory made ready for the next tree: taken once, never shared',
                                       > 8 * t.n));
 });
 
+test('made ready a step at a time; a replaced tree\'s memory used again',
+     () => {
+    const p = JSON.parse(JSON.stringify(nodeForm(synthetic(3000))));
+    const steps = F.warming(p, 0);
+    let n = 0;
+
+    while (!steps.next().done) {
+        n++;
+    }
+    assert.ok(n > 5, `${n} steps: none of them the whole work`);
+
+    // every node's children sorted, widest first, as children() sorts
+    const whole = F.buildTree(p, 0);
+    for (let i = 0; i < whole.n; i++) {
+        const list = whole.kids.subarray(whole.first[i], whole.first[i + 1]);
+        assert.ok(list.every((c, k) => k === 0
+                                       || whole.total[list[k - 1]]
+                                          >= whole.total[c]), `node ${i}`);
+    }
+
+    // a filter's tree given back: the next takes its memory, zeroed
+    const re = /^ngx_fn_1[0-9][0-9]$/i;
+    const first = F.filter(p, 0, { focus: re }).tree;
+    const figures = [...first.total];
+    const buffer = first.total.buffer;
+
+    F.release(first);
+    assert.strictEqual(first.block, null);
+    F.release(first);       // twice: nothing more
+    const other = F.filter(p, 0, { focus: /^ngx_fn_2[0-9][0-9]$/i }).tree;
+    const again = F.filter(p, 0, { focus: re }).tree;
+
+    assert.ok([other, again].some((t) => t.total.buffer === buffer));
+    assert.deepStrictEqual([...again.total], figures);
+    // the whole tree is never given back
+    F.release(whole);
+    assert.notStrictEqual(F.filter(p, 0, { focus: re }).tree.total.buffer,
+                          whole.total.buffer);
+});
+
 test('the tree comes as nodes: parent before children, "up" back', () => {
     // main(0) -> a(1) -> b(2); main -> c(3): stacks end in b and c
     const p = {
