@@ -196,9 +196,9 @@
      * milliseconds, for the page to go on where a step ended when it is
      * idle again (warm() takes every step at once).
      * - The engine's code for a layout, a search and a filter, once a
-     *   page: the first of each, not yet compiled, took two or three
-     *   times as long (a search and a focus that find nothing walk the
-     *   whole tree all the same).
+     *   page (again for a tree four times larger): the first of each,
+     *   not yet compiled, took two or three times as long (a search and
+     *   a focus that find nothing walk the whole tree all the same).
      * - Memory for the next trees that sum() and without() make: an
      *   array's page costs a fault when first touched (in chromium on a
      *   virtual machine some 7 ms a MiB, most of a focus's time).  Two
@@ -213,13 +213,14 @@
      */
     const SPARES = 2, SLICE = 1 << 16, NODES = 1 << 14;
     let spares = [];
-    let primed = false;
+    let primed = 0;         /* nodes of the tree it was made on */
 
     function* warming(p, ti) {
         const n = skeleton(p).n, whole = buildTree(p, ti);
 
-        if (!primed) {
-            primed = true;
+        /* again for a tree much larger than the one it was made on */
+        if (n > 4 * primed) {
+            primed = n;
             for (const path of [[], pathOf(whole, Math.min(1, n - 1))]) {
                 layout(whole, path, 1200, { collapse: true });
                 yield;
