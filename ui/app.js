@@ -131,6 +131,7 @@
         painted: 0,         /* ms: their painting since act() began */
         acting: false,      /* in act(): the graph is painted at its end */
         dirty: false,       /* in act(): a repaint was asked for */
+        warming: null,      /* the steps of warmLater() under way */
         sampling: { on: false, until: null },
         ticker: null,
         loads: 0,           /* a newer load makes older answers moot */
@@ -955,14 +956,16 @@
      * stacks): an action waits behind one step at most
      */
     function warmLater() {
-        const p = state.profile, steps = F.warming(p, state.ti);
+        const p = state.profile;
+        const steps = p === null ? null : F.warming(p, state.ti);
         const idle = window.requestIdleCallback || ((fn) => setTimeout(() => {
             const end = performance.now() + 10;
 
             fn({ timeRemaining: () => end - performance.now() });
         }, 0));
         const step = (deadline) => {
-            while (state.profile === p) {
+            /* another profile, or newer tables: these steps end */
+            while (state.warming === steps && state.profile === p) {
                 if (steps.next().done) {
                     document.body.dataset.warmed = 'yes';
                     return;
@@ -974,6 +977,7 @@
             }
         };
 
+        state.warming = steps;
         document.body.dataset.warmed = '';
         if (p !== null) {
             idle(step);

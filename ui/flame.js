@@ -288,8 +288,8 @@
     }
 
     /*
-     * A tree of skeleton sk with its arrays zero (the warmed spare's if
-     * it is large enough), for sum() or without() to fill
+     * A tree of skeleton sk with its arrays zero (a warmed block's, if
+     * one fits), for sum() or without() to fill
      */
     function blank(sk, names, based, margined) {
         const n = sk.n, ready = take(n);
@@ -448,8 +448,8 @@
 
     /*
      * What stack s adds to each of a tree's arrays, into out: [bytes,
-     * objects, base, significant change, margin] (base and after are
-     * the base's bytes and what of the change the judgement kept)
+     * objects, base, change, margin]: the base's bytes, and of the
+     * change and its margin what the judgement kept (with a base)
      */
     function stackOwn(p, ti, ci, margins, s, out) {
         const row = p.values[s], v = row[ti] > 0 ? row[ti] : 0;
