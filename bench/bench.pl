@@ -1890,10 +1890,11 @@ t/ui/cdp.js drives them in real time, medians of 3 runs). In its idle
 time after drawing, the page compiles the code of a layout, a search and
 a filter, pages in memory for a filter's tree and sorts the children of
 every node (`body[data-warmed]`: 200 to 400 ms at 50k stacks, in steps
-of up to some 40 ms); the actions start once it has. Right after the drawing,
-they took up to twice as long. The actions: a double click that zooms into a frame
-two rows down, Escape, a search and a focus on that frame's function (as the
-top table's click and the panel's *Focus on it* make them), then a focus
+of up to some 40 ms); the actions start once it has. Right after the
+drawing, they took up to twice as long. The actions: a double click
+that zooms into a frame two rows down, Escape, a search and a focus on
+that frame's function (as the top table's click and the panel's *Focus
+on it* make them), then a focus
 on the frame below it nearest half the graph's width, each as the ms its
 data took (the tree filtered or searched, laid out at 1200 px) + the ms
 the canvas took to paint it. When that frame is on every stack (as
