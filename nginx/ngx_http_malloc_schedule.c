@@ -450,7 +450,7 @@ static ngx_uint_t
 ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
     ngx_http_malloc_watch_t *w, ngx_http_malloc_reading_t *rd)
 {
-    ngx_uint_t  generation, count;
+    ngx_uint_t  generation, count, changed;
 
     generation = ngx_http_malloc_board_generation(mmcf);
     count = ngx_http_malloc_board_count(mmcf);
@@ -484,11 +484,13 @@ ngx_http_malloc_schedule_same(ngx_http_malloc_main_conf_t *mmcf,
         w->fresh = (ngx_uint_t) -1;
     }
 
-    if (ngx_http_malloc_schedule_slots(w, rd) && rd->fresh == w->fresh) {
-        ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
-    }
+    changed = ngx_http_malloc_schedule_slots(w, rd);
 
     if (rd->fresh == w->fresh) {
+        if (changed) {
+            ngx_http_malloc_schedule_watch_state(mmcf, NULL, w);
+        }
+
         return 1;
     }
 

@@ -194,7 +194,7 @@
      * What the page makes ready while it is idle, for what a user does
      * next at 50k stacks: warming(p, ti) yields after each step of some
      * milliseconds, for the page to go on where a step ended when it is
-     * idle again (warm() takes every step at once).
+     * idle again.
      * - The engine's code for a layout, a search and a filter, once a
      *   page (again for a tree four times larger): the first of each,
      *   not yet compiled, took two or three times as long (a search and
@@ -249,14 +249,6 @@
                 ordered(whole, i);
             }
             yield;
-        }
-    }
-
-    function warm(p, ti = 0) {
-        const steps = warming(p, ti);
-
-        while (!steps.next().done) {
-            /* every step at once */
         }
     }
 
@@ -1616,7 +1608,7 @@
     }
 
     const MallocFlame = { buildTree, countIndex, unitOf, typeLabel,
-                          formatValue, formatValueDelta, children, own, warm,
+                          formatValue, formatValueDelta, children, own,
                           warming, release,
                           label, chainLabel,
                           invert, sandwich, regex, filter, find, pathOf, layout,

@@ -340,10 +340,11 @@
      * One profile's stacks as lists of names: {names, raw, files,
      * name_files, types, units, stacks, values, ...}: stack k's frames
      * (innermost first, indexes of names) are frames[at[k]] to
-     * frames[at[k + 1] - 1], its values values[k * types.length] on.  A location's lines are its inlined
-     * functions, innermost first, as pprof lists them; a location with
-     * none is its address, as pprof shows it.  into, if given, is
-     * another's result whose names and files are shared.
+     * frames[at[k + 1] - 1], its values values[k * types.length] on.
+     * A location's lines are its inlined functions, innermost first, as
+     * pprof lists them; a location with none is its address, as pprof
+     * shows it.  into, if given, is another's result whose names and
+     * files are shared.
      */
     function flat(p, into) {
         const str = (i) => (i >= 0 && i < p.strings.length ? p.strings[i] : '');
