@@ -17,16 +17,21 @@
 // more task: that moment, by the page's own clock (performance.now(),
 // from the start of the navigation), is when the graph was drawn and the
 // page's main thread was free again.  A fresh browser and profile each
-// time: nothing cached.
+// time: nothing cached.  The navigation starts once the browser has
+// finished starting (its processes quiet, t/ui/chromium.js settled()), as
+// an operator's browser has: on 2 cores, chromium's own start kept both
+// busy for some two seconds, and a page loaded meanwhile took up to 1.5
+// times as long.
 //
 // NOTE, an expression too, is what the page says of itself once drawn
 // (the module's page: how long its profile and its drawing took).
 // Prints {"ms", "boxes", "bytes" (as sent, headers included), "body"
-// (decoded), "requests", "note"} as JSON, or {"failed": why}.
+// (decoded), "requests", "note", "quiet" (ms the browser took to go
+// quiet; null if it never did in 15 s)} as JSON, or {"failed": why}.
 
 'use strict';
 
-const { withChromium, connect, sleep, within } =
+const { withChromium, connect, settled, sleep, within } =
     require('../t/ui/chromium.js');
 const [url, boxes, size = '1200x900', note = 'null']
     = process.argv.slice(2);
@@ -80,6 +85,10 @@ async function measure(browser) {
     await send('Page.enable', {}, sessionId);
     await send('Page.addScriptToEvaluateOnNewDocument', { source: WATCHER },
                sessionId);
+
+    const t0 = Date.now();
+    const quiet = await settled(browser.pid) ? Date.now() - t0 : null;
+
     await send('Page.navigate', { url }, sessionId);
 
     /* the page's main thread answers between its tasks: a slow answer
@@ -108,7 +117,8 @@ async function measure(browser) {
 
     await within(send('Browser.close').catch(() => {}), 2000);
     return { ms: drawn.ms, boxes: drawn.boxes, bytes: sum(sent),
-             body: sum(body), requests: sent.size, note: drawn.note };
+             body: sum(body), requests: sent.size, note: drawn.note,
+             quiet };
 }
 
 main().then((v) => console.log(JSON.stringify(v)),

@@ -39,10 +39,12 @@ function within(promise, ms) {
 }
 
 /*
- * whether a process of group pgid still runs: its zombies, which the
- * system reaps when it will, write nothing
+ * The fields after the name in parentheses of /proc/<pid>/stat (state,
+ * ppid, pgrp, ...) of each process of group pgid
  */
-function running(pgid) {
+function group(pgid) {
+    const found = [];
+
     for (const pid of fs.readdirSync('/proc')) {
         let stat;
 
@@ -52,11 +54,40 @@ function running(pgid) {
             continue;   /* not a process, or gone meanwhile */
         }
 
-        /* after the name in parentheses: state, ppid, pgrp */
-        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2)
-            .split(' ');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 
-        if (Number(pgrp) === pgid && state !== 'Z') {
+        if (Number(fields[2]) === pgid) {
+            found.push(fields);
+        }
+    }
+    return found;
+}
+
+/*
+ * whether a process of group pgid still runs: its zombies, which the
+ * system reaps when it will, write nothing
+ */
+function running(pgid) {
+    return group(pgid).some((fields) => fields[0] !== 'Z');
+}
+
+/*
+ * Once the processes of group pgid (a browser and its helpers) are
+ * quiet: under 4% of a core for half a second, by their CPU time (utime
+ * and stime, in clock ticks of 10 ms), at most limit ms.  Chromium's
+ * start keeps both cores of a small machine busy for two seconds or so
+ * after it first answers; a page loaded meanwhile shares them with it,
+ * which an operator's browser, started long before, does not.
+ */
+async function settled(pgid, limit = 15000) {
+    const ticks = () => group(pgid).reduce((n, f) => n + Number(f[11])
+                                                     + Number(f[12]), 0);
+
+    for (const end = Date.now() + limit; Date.now() < end;) {
+        const before = ticks();
+
+        await sleep(500);
+        if (ticks() - before <= 2) {
             return true;
         }
     }
@@ -172,4 +203,4 @@ function dumpDom(url, size, prefix, timeout) {
     }, ['--virtual-time-budget=10000', '--dump-dom', url]);
 }
 
-module.exports = { withChromium, connect, dumpDom, sleep, within };
+module.exports = { withChromium, connect, dumpDom, settled, sleep, within };
