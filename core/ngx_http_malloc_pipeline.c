@@ -8,7 +8,8 @@
 /*
  * The profile pipeline: dumps in, an answer out.  Everything built here
  * lives in mmap'ed memory (arena.c), so a profile never reports its own
- * making, and all of it is unmapped by ngx_http_malloc_pipe_free().  Runs
+ * making, and all of it is unmapped by ngx_http_malloc_pipe_free(), the
+ * build's part (not the answer) by ngx_http_malloc_pipe_release().  Runs
  * in a thread or in place: it touches only its own pipe and the symbol
  * cache, under the cache's mutex.  Pure C: no nginx types.
  *
@@ -133,7 +134,13 @@ void
 ngx_http_malloc_pipe_free(ngx_http_malloc_pipe_t *pl)
 {
     ngx_http_malloc_mbuf_free(&pl->out);
+    ngx_http_malloc_pipe_release(pl);
+}
 
+
+void
+ngx_http_malloc_pipe_release(ngx_http_malloc_pipe_t *pl)
+{
     if (pl->arena != NULL) {
         ngx_http_malloc_arena_destroy(pl->arena);
         pl->arena = NULL;

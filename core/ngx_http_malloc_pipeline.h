@@ -99,6 +99,14 @@ int ngx_http_malloc_pipe_init(ngx_http_malloc_pipe_t *pl);
 void ngx_http_malloc_pipe_free(ngx_http_malloc_pipe_t *pl);
 
 /*
+ * The build's memory (the arena: the heaps, the dumps mapped) given back,
+ * the answer (out, rc, error) kept; nothing else of the pipe is read
+ * again.  Where the build ran, off the event loop: unmapping what a
+ * profile of 50,000 stacks built takes some 20 ms.
+ */
+void ngx_http_malloc_pipe_release(ngx_http_malloc_pipe_t *pl);
+
+/*
  * Reads and removes the NULL-ended "paths", into the base (the start of
  * a window) or the heap; all are removed even when one fails.
  */

@@ -1083,6 +1083,12 @@ ngx_http_malloc_profile_build(void *data)
     {
         (void) ngx_http_malloc_pipe_encode(&pf->pipe);
     }
+
+    /* what the answer needs no more goes here, not in the event loop */
+
+    if (pf->phase == 1 || pf->pipe.rc != NGX_HTTP_MALLOC_PIPE_OK) {
+        ngx_http_malloc_pipe_release(&pf->pipe);
+    }
 }
 
 
@@ -1092,6 +1098,7 @@ ngx_http_malloc_profile_lookup(void *data)
     ngx_http_malloc_profile_t *pf = data;
 
     (void) ngx_http_malloc_pipe_symbols(&pf->pipe, pf->body, pf->body_len);
+    ngx_http_malloc_pipe_release(&pf->pipe);
 }
 
 
