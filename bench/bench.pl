@@ -3063,8 +3063,8 @@ $doc .= <<'EOF';
 | Reads answer from what the workers publish; writes queue instead of `409 busy`; the module's own 2 threads instead of nginx's default pool of 32 (commit 10e12f7) | sections 8 and 5, `--quick` and `--only scrape`, run side by side with `--modules` on the build of c6999c2 | 5k stacks: scrape p99 27 to 31 ms during profiles (48 to 60 times idle); worker RSS +1.3 MB from the 1st to the 100th profile; 33 threads | 5k stacks: scrape p99 0.5 to 7 ms during profiles; RSS +0.05 to 0.2 MB from the 1st to the 100th; 2 or 3 threads |
 | No statistics refresh while the worker's own dump runs (commit 35b9464) | section 8, 50000 stacks | the publish's `mallctl("epoch")` waited for the dump: scrapes up to 685 ms, 7 to 16 over 100 ms per run | section 8's figures; in the runs with `--only scrape` that day, up to 5 scrapes over 100 ms per run remained, not explained yet: every allocation is sampled there (`lg_prof_sample:0`), so the event loop's own allocations may wait inside jemalloc for a dump in progress |
 | A filter that drops a few stacks takes them out of the whole tree; frames found widest first, none past the cap made; one paint per action; idle time used to compile, page in memory and sort (commits 2f68784, 6ea0f01) | section 9, 50000 stacks, the actions | right after the drawing (`--only viewer` at 269ef2e): zoom 37.1 + 15.1, Escape 32.1 + 12.8, search 10.5 + 8.8, focus 67.8 + 11.9, focus on a part 67.5 + 18.0 ms | section 9's figures, once the page is idle; right after the drawing (at 2f68784), zoom 45.1 + 8.9, Escape 38.6 + 10.8, search 11.1 + 14.7, focus 46.3 + 17.3, focus on a part 35.8 + 23.3 ms |
-| The viewer's loads start once the browser has finished starting; section 9's page is the page's own clock, as 9b's (commit 9e09d5e) | sections 9 and 9b, 50000 stacks | at 0f984ef, each load navigated while chromium was still starting (its start keeps both CPUs busy for some two seconds on this machine): section 9's page 1733 ms, 4.49x heap.pb.gz (a browser's wall time less that of an empty load); 9b the page 1650 ms, Go 1.24's pprof 9908 ms, 6.0x | sections 9 and 9b's figures. Side by side on one heap that day, by hand: the page 1350 to 1750 ms before, 1030 to 1270 ms after; Go 1.24's pprof 8.0 s before, 7.55 s after |
-| A profile's build unmaps its memory on its thread, not in the event loop as the request ends (commit cd7d0d9) | strace of the worker's event loop, one `GET pprof/heap.json` at 50000 stacks | `munmap()` of the dump mapped 15.7 ms, of the arena's chunks some 5 ms more | one `munmap()` of 0.4 ms, the answer's; section 3's max added latency moves between 15 and 22 ms from run to run that day, so what remains there is not this |
+| The viewer's loads start once the browser has finished starting; section 9's page is the page's own clock, as 9b's (commit 9e09d5e) | sections 9 and 9b, 50000 stacks | at 0f984ef, each load navigated while chromium was still starting (its start keeps both CPUs busy for some two seconds on this machine): section 9's page 1733 ms, 4.49x heap.pb.gz (a browser's wall time less that of an empty load); 9b the page 1650 ms, Go 1.24's pprof 9908 ms, 6.0x | sections 9 and 9b's figures. Side by side on one heap that day, `node bench/flame.js` by hand: the page 1350 to 1750 ms before, 1030 to 1270 ms after; Go 1.24's pprof 8.0 s before, 7.55 s after |
+| A profile's build unmaps its memory on its thread, not in the event loop as the request ends (commit cd7d0d9) | `strace -T -e trace=munmap -p <worker>` (its event loop) over one `GET pprof/heap.json` at 50000 stacks | `munmap()` of the dump mapped 15.7 ms, of the arena's chunks some 5 ms more | one `munmap()` of 0.4 ms, the answer's; section 3's max added latency moves between 15 and 22 ms from run to run that day, so what remains there is not this |
 
 Where a target above is missed, what was found so far: in section 6 the
 ratios near 1 move with the noise of the machine (the `control` arm of
@@ -3073,14 +3073,11 @@ to another location; in section 3 the normal heap's added p99 comes from
 the module threads' CPU time per profile competing with the event loop for
 the 2 CPUs, while the event loop's own share (the CPU table) stays well
 under 1 ms. In section 9 the page cannot come within 1.5 times
-`heap.pb.gz` as it is made: the page asks for `heap.json` once its
-first script runs (some 80 ms after the navigation starts), nginx then
-dumps and reads the same heap as for `heap.pb.gz` (with the JSON, some
-10% longer), and the browser takes some 50 ms to hand the 2.5 MB over,
-50 ms to parse it and 130 ms to build and draw (a cold renderer: node
-takes 80, 45 and 35 ms for the parse, the tree and the layout on a
-first run): the page's own part alone takes nearly as long as
-`heap.pb.gz`'s whole.
+`heap.pb.gz` as it is made: it asks for `heap.json` only once its first
+script runs, nginx then dumps and reads the same heap as for
+`heap.pb.gz` and writes JSON (the table's `heap.json` ms, alone), and
+the page then parses and draws it (its "drew" ms): those two alone
+reach 1.5 times `heap.pb.gz`'s time.
 EOF
 
 my $load_after = (split ' ', slurp('/proc/loadavg'))[0];
