@@ -168,6 +168,12 @@ write_file($site, <<"EOF");
 server {
     listen 127.0.0.1:$port;
 
+    # the held connections below stay in their request headers while
+    # jeprof and go tool pprof run: on a root where Go first builds its
+    # pprof (Debian testing), that takes longer than the 60 s default,
+    # and a worker whose connections timed out holds nothing sampled
+    client_header_timeout 10m;
+
     location / {
         return 200 "hello\\n";
     }
