@@ -3070,14 +3070,22 @@ Where a target above is missed, what was found so far: in section 6 the
 ratios near 1 move with the noise of the machine (the `control` arm of
 two equal nginx shows how far), and the module runs no code in a request
 to another location; in section 3 the normal heap's added p99 comes from
-the module threads' CPU time per profile competing with the event loop for
-the 2 CPUs, while the event loop's own share (the CPU table) stays well
-under 1 ms. In section 9 the page cannot come within 1.5 times
-`heap.pb.gz` as it is made: it asks for `heap.json` only once its first
-script runs, nginx then dumps and reads the same heap as for
-`heap.pb.gz` and writes JSON (the table's `heap.json` ms, alone), and
-the page then parses and draws it (its "drew" ms): those two alone
-reach 1.5 times `heap.pb.gz`'s time.
+the module threads' CPU time per profile competing with the event loop
+for the 2 CPUs, while the event loop's own share (the CPU table) stays
+well under 1 ms. Section 3's max at 50000 stacks holds, beside the noise
+its `static` arm shows, a wait inside jemalloc: every allocation is
+sampled there, and while a dump sums its stacks, before its first line,
+jemalloc holds the profiling locks that a sampled allocation needs, so
+the event loop waits for them: 6.5 to 8.5 ms per profile beside a probe
+alone, 23 to 92 ms with both CPUs kept busy by other processes (`perf
+record -e sched:sched_switch --call-graph dwarf` on a worker; under
+`strace -f` the wait ended as the dump thread wrote its first line;
+docs/operations.md, "What sampling costs"). In section 9 the page cannot
+come within 1.5 times `heap.pb.gz` as it is made: it asks for
+`heap.json` only once its first script runs, nginx then dumps and reads
+the same heap as for `heap.pb.gz` and writes JSON (the table's
+`heap.json` ms, alone), and the page then parses and draws it (its
+"drew" ms): those two alone reach 1.5 times `heap.pb.gz`'s time.
 EOF
 
 my $load_after = (split ' ', slurp('/proc/loadavg'))[0];
